@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is missing, configures, builds and runs every ctest
+# suite. Exits non-zero on any failure. DLRESET_PRESET picks another preset (e.g. asan).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ci/install-deps.sh
+preset="${DLRESET_PRESET:-default}"
+cmake --preset "$preset"
+cmake --build --preset "$preset"
+ctest --preset "$preset"

@@ -1,0 +1,43 @@
+#include "harness/data/base_dataloader_iter.h"
+
+#include "harness/data/collate.h"
+#include "harness/trace/event_log.h"
+
+namespace dlreset::data {
+
+BaseDataLoaderIter::BaseDataLoaderIter(std::shared_ptr<LoaderState> state)
+    : state_(std::move(state)) {
+  state_->stats.iterators_created.fetch_add(1);
+}
+
+std::optional<RawBatch> BaseDataLoaderIter::next_raw() {
+  std::optional<RawBatch> batch = next_data();
+  if (batch) ++num_yielded_;
+  return batch;
+}
+
+std::optional<Batch> BaseDataLoaderIter::next() {
+  std::optional<RawBatch> raw = next_raw();
+  if (!raw) return std::nullopt;
+  return collate(std::move(*raw), state_->options.pin_memory);
+}
+
+void BaseDataLoaderIter::reset(bool /*first_iter*/) {
+  sampler_iter_ = state_->batch_sampler.iter();
+  num_yielded_ = 0;
+}
+
+void note_dataset_load(LoaderState& state, int worker_id, std::int64_t pid, double time_s,
+                       double duration_s) {
+  state.stats.dataset_loads.fetch_add(1);
+  trace::Event event;
+  event.kind = trace::EventKind::dataset_loaded;
+  event.time_s = time_s;
+  event.loader = state.options.name;
+  event.worker_id = worker_id;
+  event.pid = pid;
+  event.duration_s = duration_s;
+  trace::EventLog::global().record(std::move(event));
+}
+
+}  // namespace dlreset::data

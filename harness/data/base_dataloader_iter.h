@@ -1,0 +1,49 @@
+// Mirrors _BaseDataLoaderIter of torch/utils/data/dataloader.py @ v1.10.0.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "harness/data/batch_iterator.h"
+#include "harness/data/loader_state.h"
+#include "harness/data/raw_batch.h"
+
+namespace dlreset::data {
+
+/// What both iterators share: the epoch's index order and the count of batches handed out.
+/// Subclasses finish their constructor with `reset(true)`, as PyTorch's call
+/// `self._reset(loader, first_iter=True)` at the end of `__init__`.
+class BaseDataLoaderIter : public BatchIterator {
+ public:
+  explicit BaseDataLoaderIter(std::shared_ptr<LoaderState> state);
+
+  /// `__next__`: the next batch as tensors, or nullopt at the end of the epoch.
+  std::optional<Batch> next() override;
+  /// `__next__` without building tensors: what tests that must not run LibTorch ops use.
+  std::optional<RawBatch> next_raw();
+  /// `_reset(loader, first_iter)`: a new epoch. A persistent iterator is reset by
+  /// `DataLoader::iter()` at the start of every epoch after the first.
+  virtual void reset(bool first_iter);
+
+  std::int64_t num_yielded() const { return num_yielded_; }
+  const std::string& loader_name() const { return state_->options.name; }
+
+ protected:
+  /// `_next_data`
+  virtual std::optional<RawBatch> next_data() = 0;
+  /// `_next_index`: the next batch of indices of this epoch.
+  std::optional<std::vector<std::int64_t>> next_index() { return sampler_iter_.next(); }
+
+  std::shared_ptr<LoaderState> state_;
+
+ private:
+  BatchSampler::Iterator sampler_iter_;
+  std::int64_t num_yielded_ = 0;
+};
+
+/// Counts a dataset load and logs it (from the main process or a worker's report).
+void note_dataset_load(LoaderState& state, int worker_id, std::int64_t pid, double time_s,
+                       double duration_s);
+
+}  // namespace dlreset::data

@@ -1,0 +1,43 @@
+// Mirrors BatchSampler of torch/utils/data/sampler.py @ v1.10.0.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "harness/data/sampler.h"
+
+namespace dlreset::data {
+
+/// Groups a sampler's indices into batches of `batch_size`; the last, smaller batch is kept
+/// unless `drop_last`.
+class BatchSampler {
+ public:
+  BatchSampler(std::unique_ptr<Sampler> sampler, std::int64_t batch_size, bool drop_last);
+
+  /// One epoch of index batches (`iter(batch_sampler)`).
+  class Iterator {
+   public:
+    Iterator() = default;
+    Iterator(std::vector<std::int64_t> order, std::int64_t batch_size, bool drop_last)
+        : order_(std::move(order)), batch_size_(batch_size), drop_last_(drop_last) {}
+    /// The next batch of indices, or nullopt at the end of the epoch.
+    std::optional<std::vector<std::int64_t>> next();
+
+   private:
+    std::vector<std::int64_t> order_;
+    std::size_t position_ = 0;
+    std::int64_t batch_size_ = 1;
+    bool drop_last_ = false;
+  };
+
+  Iterator iter();
+  /// Number of batches an epoch has (`len(batch_sampler)`).
+  std::int64_t size() const;
+
+ private:
+  std::unique_ptr<Sampler> sampler_;
+  std::int64_t batch_size_;
+  bool drop_last_;
+};
+
+}  // namespace dlreset::data

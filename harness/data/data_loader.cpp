@@ -1,0 +1,99 @@
+#include "harness/data/data_loader.h"
+
+#include <sstream>
+
+#include "harness/data/errors.h"
+#include "harness/data/multi_processing_dataloader_iter.h"
+#include "harness/data/random_sampler.h"
+#include "harness/data/sequential_sampler.h"
+#include "harness/data/single_process_dataloader_iter.h"
+#include "harness/trace/reset_trace.h"
+
+namespace dlreset::data {
+
+namespace {
+
+void check_options(const Dataset* dataset, const DataLoaderOptions& options) {
+  auto fail = [&](const std::string& what) {
+    throw DataLoaderError("DataLoader '" + options.name + "': " + what);
+  };
+  if (dataset == nullptr) fail("no dataset was given; pass the Dataset to load from.");
+  if (options.batch_size <= 0) {
+    fail("batch_size should be a positive integer, but got batch_size=" +
+         std::to_string(options.batch_size) + "; use 1 or more.");
+  }
+  if (options.num_workers < 0) {
+    fail("num_workers option should be non-negative, but got num_workers=" +
+         std::to_string(options.num_workers) + "; use num_workers=0 to disable multiprocessing.");
+  }
+  if (options.timeout_s < 0) {
+    std::ostringstream value;
+    value << options.timeout_s;
+    fail("timeout option should be non-negative, but got " + value.str() +
+         " seconds; use 0 to wait forever.");
+  }
+  if (options.prefetch_factor <= 0) {
+    fail("prefetch_factor option should be positive, but got " +
+         std::to_string(options.prefetch_factor) + "; the default is 2.");
+  }
+  if (options.num_workers == 0 && options.prefetch_factor != 2) {
+    fail("prefetch_factor option could only be specified in multiprocessing, but got "
+         "prefetch_factor=" + std::to_string(options.prefetch_factor) +
+         " with num_workers=0; let num_workers > 0 to enable multiprocessing.");
+  }
+  if (options.persistent_workers && options.num_workers == 0) {
+    fail("persistent_workers option needs num_workers > 0; set num_workers to 1 or more, or "
+         "turn persistent_workers off.");
+  }
+  if (options.start_method == StartMethod::spawn && options.worker_init_fn) {
+    fail("worker_init_fn cannot reach workers started with start_method 'spawn': a spawned "
+         "worker is a fresh run of the program, and a C++ function object cannot be sent to "
+         "it. Use start_method 'fork' or 'thread', or do the set-up in the dataset's load.");
+  }
+}
+
+std::unique_ptr<Sampler> make_sampler(const Dataset& dataset, const DataLoaderOptions& options) {
+  if (options.shuffle) return std::make_unique<RandomSampler>(dataset.size(), options.seed);
+  return std::make_unique<SequentialSampler>(dataset.size());
+}
+
+}  // namespace
+
+DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options) {
+  check_options(dataset.get(), options);
+  BatchSampler sampler(make_sampler(*dataset, options), options.batch_size, options.drop_last);
+  state_ = std::make_shared<LoaderState>(std::move(options), std::move(dataset), std::move(sampler));
+  iterator_.arm(&DataLoader::on_iterator_nulled, this);
+}
+
+DataLoader::~DataLoader() {
+  // Destroying the loader is not a reset: disarm, so the field's own destruction stays silent.
+  iterator_.disarm();
+}
+
+void DataLoader::on_iterator_nulled(void* context) {
+  auto* self = static_cast<DataLoader*>(context);
+  self->state_->stats.iterator_resets.fetch_add(1);
+  trace::record_iterator_reset(self->state_->options.name);
+}
+
+std::shared_ptr<BaseDataLoaderIter> DataLoader::get_iterator() {
+  if (state_->options.num_workers == 0) {
+    return std::make_shared<SingleProcessDataLoaderIter>(state_);
+  }
+  return std::make_shared<MultiProcessingDataLoaderIter>(state_);
+}
+
+std::shared_ptr<BatchIterator> DataLoader::iter() {
+  if (state_->options.persistent_workers && state_->options.num_workers > 0) {
+    if (iterator_ == nullptr) {
+      iterator_ = get_iterator();
+    } else {
+      iterator_->reset(/*first_iter=*/false);
+    }
+    return iterator_.get();
+  }
+  return get_iterator();
+}
+
+}  // namespace dlreset::data

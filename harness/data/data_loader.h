@@ -1,0 +1,54 @@
+// Mirrors torch.utils.data.DataLoader (torch/utils/data/dataloader.py @ v1.10.0).
+#pragma once
+
+#include <memory>
+
+#include "harness/data/base_dataloader_iter.h"
+#include "harness/data/batch_iterator.h"
+#include "harness/data/data_loader_options.h"
+#include "harness/data/dataset.h"
+#include "harness/data/loader_state.h"
+#include "harness/trace/watched.h"
+
+namespace dlreset::data {
+
+/// Iterating a DataLoader (`iter()`) gives batches of its dataset. With persistent workers,
+/// the first `iter()` builds an iterator and keeps it in `iterator()`; every later `iter()`
+/// resets that same iterator, so its workers and their loaded datasets live on. That kept
+/// iterator sits in a *watched* field: storing null over it — what Lightning 1.5.0 did at the
+/// start of every epoch — is counted, logged and, with tracing on, shown with its stack.
+///
+/// Neither copyable nor movable: the watched field's hook points at this object.
+class DataLoader : public BatchIterable {
+ public:
+  /// Checks the options as PyTorch does and throws DataLoaderError with a full sentence.
+  DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options);
+  ~DataLoader() override;
+  DataLoader(const DataLoader&) = delete;
+  DataLoader& operator=(const DataLoader&) = delete;
+
+  /// `__iter__`
+  std::shared_ptr<BatchIterator> iter() override;
+  /// `__len__`: batches in an epoch.
+  std::int64_t size() const override { return state_->batch_sampler.size(); }
+
+  /// PyTorch's `_iterator`, the field Lightning reaches into. Null until a persistent loader
+  /// is first iterated, and whenever someone nulls it.
+  trace::Watched<std::shared_ptr<BaseDataLoaderIter>>& iterator() { return iterator_; }
+
+  const DataLoaderOptions& options() const { return state_->options; }
+  const std::string& name() const { return state_->options.name; }
+  Dataset& dataset() { return *state_->dataset; }
+  LoaderCounters counters() const { return state_->stats.snapshot(); }
+
+ private:
+  /// `_get_iterator`: a single-process iterator for 0 workers, a multi-process one otherwise.
+  std::shared_ptr<BaseDataLoaderIter> get_iterator();
+  /// The watched field's hook: counts the reset and logs it (with its stack when tracing).
+  __attribute__((noinline)) static void on_iterator_nulled(void* context);
+
+  std::shared_ptr<LoaderState> state_;
+  trace::Watched<std::shared_ptr<BaseDataLoaderIter>> iterator_;
+};
+
+}  // namespace dlreset::data

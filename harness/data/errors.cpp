@@ -1,0 +1,67 @@
+#include "harness/data/errors.h"
+
+#include <sys/wait.h>
+
+#include <cstring>
+#include <sstream>
+
+namespace dlreset::data {
+
+namespace {
+std::string worker_error_message(const std::string& loader, int worker_id, std::int64_t pid,
+                                 const std::string& type, const std::string& message) {
+  std::ostringstream out;
+  out << "Caught " << type << " in DataLoader worker " << worker_id;
+  if (pid > 0) out << " (pid " << pid << ")";
+  if (!loader.empty()) out << " of loader '" << loader << "'";
+  out << ". Original message: " << message;
+  return out.str();
+}
+
+int signal_of(int wait_status) { return WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0; }
+
+std::string died_message(const std::string& loader, int worker_id, std::int64_t pid,
+                         int wait_status) {
+  std::ostringstream out;
+  out << "DataLoader worker (pid " << pid << ") exited unexpectedly";
+  if (WIFSIGNALED(wait_status)) {
+    const int sig = WTERMSIG(wait_status);
+    out << ": it was killed by signal " << sig << " (" << strsignal(sig) << ")";
+  } else if (WIFEXITED(wait_status)) {
+    out << " with exit status " << WEXITSTATUS(wait_status);
+  }
+  out << ". It was worker " << worker_id;
+  if (!loader.empty()) out << " of loader '" << loader << "'";
+  out << "; the iterator cannot go on without it, so ask the DataLoader for a new one.";
+  return out.str();
+}
+
+std::string timeout_message(double timeout_s) {
+  std::ostringstream out;
+  out << "DataLoader timed out after " << timeout_s
+      << " seconds: no batch arrived from the workers in that time. Raise the loader's timeout "
+         "or find the worker that hangs.";
+  return out.str();
+}
+}  // namespace
+
+WorkerError::WorkerError(std::string loader, int worker_id, std::int64_t pid,
+                         std::string original_type, std::string original_message)
+    : DataLoaderError(
+          worker_error_message(loader, worker_id, pid, original_type, original_message)),
+      worker_id_(worker_id),
+      pid_(pid),
+      original_type_(std::move(original_type)),
+      original_message_(std::move(original_message)) {}
+
+WorkerDiedError::WorkerDiedError(std::string loader, int worker_id, std::int64_t pid,
+                                 int wait_status)
+    : DataLoaderError(died_message(loader, worker_id, pid, wait_status)),
+      worker_id_(worker_id),
+      pid_(pid),
+      signal_(signal_of(wait_status)) {}
+
+DataLoaderTimeoutError::DataLoaderTimeoutError(double timeout_s)
+    : DataLoaderError(timeout_message(timeout_s)) {}
+
+}  // namespace dlreset::data

@@ -1,0 +1,20 @@
+#include "harness/data/fetch.h"
+
+#include "harness/data/dataset.h"
+
+namespace dlreset::data {
+
+RawBatch fetch_batch(Dataset& dataset, const std::vector<std::int64_t>& indices) {
+  RawBatch batch;
+  batch.sample_shape = dataset.sample_shape();
+  const std::int64_t numel = dataset.sample_numel();
+  batch.indices = indices;
+  batch.labels.resize(indices.size());
+  batch.features.resize(indices.size() * static_cast<std::size_t>(numel));
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    batch.labels[i] = dataset.get(indices[i], batch.features.data() + i * numel);
+  }
+  return batch;
+}
+
+}  // namespace dlreset::data

@@ -1,0 +1,18 @@
+// Mirrors torch/utils/data/_utils/fetch.py @ v1.10.0 (_MapDatasetFetcher) with collation into
+// a RawBatch.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "harness/data/raw_batch.h"
+
+namespace dlreset::data {
+
+class Dataset;
+
+/// Gets every index from the dataset and collates them into one contiguous RawBatch. Runs in
+/// the main process (0 workers) or in a worker; touches no LibTorch code.
+RawBatch fetch_batch(Dataset& dataset, const std::vector<std::int64_t>& indices);
+
+}  // namespace dlreset::data

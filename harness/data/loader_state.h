@@ -1,0 +1,51 @@
+// What a DataLoader shares with the iterators it creates.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "harness/data/batch_sampler.h"
+#include "harness/data/data_loader_options.h"
+#include "harness/data/dataset.h"
+
+namespace dlreset::data {
+
+/// The counters dlreset's tests and reports read. Every one counts events, never a boolean:
+/// the 1.5.0 regression test checked "were the workers shut down?" and that is how the bug
+/// shipped.
+struct LoaderCounters {
+  std::int64_t worker_spawns = 0;      ///< Workers started.
+  std::int64_t shutdown_calls = 0;     ///< shutdown_workers() calls, including no-op ones.
+  std::int64_t iterator_resets = 0;    ///< Live -> null stores into the persistent iterator field.
+  std::int64_t dataset_loads = 0;      ///< Dataset loads, in the main process or any worker.
+  std::int64_t iterators_created = 0;  ///< Single- or multi-process iterators built.
+};
+
+/// Atomic because worker threads' reports may be counted from any thread.
+struct LoaderStats {
+  std::atomic<std::int64_t> worker_spawns{0};
+  std::atomic<std::int64_t> shutdown_calls{0};
+  std::atomic<std::int64_t> iterator_resets{0};
+  std::atomic<std::int64_t> dataset_loads{0};
+  std::atomic<std::int64_t> iterators_created{0};
+
+  LoaderCounters snapshot() const {
+    return {worker_spawns.load(), shutdown_calls.load(), iterator_resets.load(),
+            dataset_loads.load(), iterators_created.load()};
+  }
+};
+
+/// Shared by the loader and its iterators (an iterator may outlive its loader, as in Python).
+struct LoaderState {
+  DataLoaderOptions options;
+  std::shared_ptr<Dataset> dataset;
+  /// PyTorch's _index_sampler: its generator advances once per epoch, whichever iterator asks.
+  BatchSampler batch_sampler;
+  LoaderStats stats;
+
+  LoaderState(DataLoaderOptions opts, std::shared_ptr<Dataset> data, BatchSampler sampler)
+      : options(std::move(opts)), dataset(std::move(data)), batch_sampler(std::move(sampler)) {}
+};
+
+}  // namespace dlreset::data

@@ -1,0 +1,179 @@
+#include "harness/data/multi_processing_dataloader_iter.h"
+
+#include "harness/data/errors.h"
+#include "harness/trace/event_log.h"
+
+namespace dlreset::data {
+
+namespace {
+
+/// PyTorch's MP_STATUS_CHECK_INTERVAL: how long a wait for data lasts before the workers'
+/// health is checked again, and how long shutdown waits for workers before killing them.
+constexpr std::chrono::milliseconds kStatusCheckInterval{5000};
+
+std::uint64_t base_seed_from(std::uint64_t seed) {
+  // splitmix64, so that seeds 0, 1, 2 give unrelated worker seeds.
+  std::uint64_t x = seed + 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return (x ^ (x >> 31)) >> 1;
+}
+
+void on_worker_lifecycle(LoaderState& state, const Message& message) {
+  if (message.type == MessageType::dataset_loaded) {
+    note_dataset_load(state, message.worker_id, message.pid, message.time_s, message.duration_s);
+  } else if (message.type == MessageType::started) {
+    trace::Event event;
+    event.kind = trace::EventKind::worker_started;
+    event.time_s = message.time_s;
+    event.loader = state.options.name;
+    event.worker_id = message.worker_id;
+    event.pid = message.pid;
+    trace::EventLog::global().record(std::move(event));
+  }
+}
+
+}  // namespace
+
+MultiProcessingDataLoaderIter::MultiProcessingDataLoaderIter(std::shared_ptr<LoaderState> state)
+    : BaseDataLoaderIter(std::move(state)),
+      num_workers_(state_->options.num_workers),
+      prefetch_factor_(state_->options.prefetch_factor),
+      persistent_workers_(state_->options.persistent_workers),
+      timeout_s_(state_->options.timeout_s) {
+  const DataLoaderOptions& options = state_->options;
+  const std::uint64_t base_seed = base_seed_from(options.seed);
+  std::vector<WorkerLaunch> launches;
+  for (int id = 0; id < num_workers_; ++id) {
+    WorkerLaunch launch;
+    launch.config.worker_id = id;
+    launch.config.num_workers = num_workers_;
+    launch.config.seed = base_seed + static_cast<std::uint64_t>(id);
+    launch.config.loader = options.name;
+    launch.config.worker_init_fn = options.worker_init_fn;
+    launch.dataset = std::shared_ptr<Dataset>(state_->dataset->clone());
+    launches.push_back(std::move(launch));
+  }
+  // The handler holds the state, not `this`: a report may arrive while this object is being
+  // destroyed (shutdown drains the sockets from the destructor).
+  pool_ = start_worker_pool(options.start_method, std::move(launches),
+                            [state = state_](const Message& message) {
+                              on_worker_lifecycle(*state, message);
+                            });
+  state_->stats.worker_spawns.fetch_add(num_workers_);
+  reset(/*first_iter=*/true);
+}
+
+MultiProcessingDataLoaderIter::~MultiProcessingDataLoaderIter() { shutdown_workers(); }
+
+std::vector<std::int64_t> MultiProcessingDataLoaderIter::worker_pids() const {
+  return pool_ ? pool_->pids() : std::vector<std::int64_t>{};
+}
+
+void MultiProcessingDataLoaderIter::reset(bool first_iter) {
+  if (shutdown_) {
+    throw DataLoaderError("The iterator of loader '" + state_->options.name +
+                          "' cannot start a new epoch: its workers were shut down. Ask the "
+                          "DataLoader for a new iterator.");
+  }
+  BaseDataLoaderIter::reset(first_iter);
+  send_idx_ = 0;
+  rcvd_idx_ = 0;
+  task_info_.clear();
+  tasks_outstanding_ = 0;
+  worker_queue_idx_ = 0;
+  if (!first_iter) {
+    Message resume;
+    resume.type = MessageType::resume;
+    for (int id = 0; id < num_workers_; ++id) pool_->send(id, resume);
+    int acks_missing = num_workers_;
+    while (acks_missing > 0) {
+      const Message result = get_data();
+      // Anything else is a result of the previous epoch still on its way: dropped.
+      if (result.type == MessageType::resume_ack) --acks_missing;
+    }
+  }
+  for (int i = 0; i < prefetch_factor_ * num_workers_; ++i) try_put_index();
+}
+
+void MultiProcessingDataLoaderIter::try_put_index() {
+  std::optional<std::vector<std::int64_t>> index = next_index();
+  if (!index) return;
+  const int worker_id = worker_queue_idx_;
+  worker_queue_idx_ = (worker_queue_idx_ + 1) % num_workers_;
+  Message task;
+  task.type = MessageType::task;
+  task.worker_id = worker_id;
+  task.send_idx = send_idx_;
+  task.indices = std::move(*index);
+  pool_->send(worker_id, task);
+  task_info_[send_idx_] = TaskInfo{worker_id, std::nullopt};
+  ++tasks_outstanding_;
+  ++send_idx_;
+}
+
+Message MultiProcessingDataLoaderIter::get_data() {
+  if (timeout_s_ > 0) {
+    const auto timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s_ * 1000.0));
+    std::optional<Message> result = pool_->receive(timeout);
+    if (!result) throw DataLoaderTimeoutError(timeout_s_);
+    return std::move(*result);
+  }
+  while (true) {
+    // The pool notices a dead worker at once (its socket closes); the interval only bounds
+    // how long one wait lasts.
+    if (std::optional<Message> result = pool_->receive(kStatusCheckInterval)) {
+      return std::move(*result);
+    }
+  }
+}
+
+std::optional<RawBatch> MultiProcessingDataLoaderIter::next_data() {
+  if (shutdown_) {
+    throw DataLoaderError("The iterator of loader '" + state_->options.name +
+                          "' was asked for a batch after its workers were shut down. Ask the "
+                          "DataLoader for a new iterator.");
+  }
+  while (true) {
+    if (rcvd_idx_ >= send_idx_) {
+      // The epoch is over. A non-persistent iterator is done for good.
+      if (!persistent_workers_) shutdown_workers();
+      return std::nullopt;
+    }
+    auto info = task_info_.find(rcvd_idx_);
+    if (info != task_info_.end() && info->second.result) {
+      Message result = std::move(*info->second.result);
+      task_info_.erase(info);
+      return process_data(std::move(result));
+    }
+    Message result = get_data();
+    if (result.type != MessageType::batch && result.type != MessageType::error) continue;
+    --tasks_outstanding_;
+    if (result.send_idx != rcvd_idx_) {
+      // Came back early: keep it until its turn.
+      task_info_[result.send_idx].result = std::move(result);
+      continue;
+    }
+    task_info_.erase(rcvd_idx_);
+    return process_data(std::move(result));
+  }
+}
+
+RawBatch MultiProcessingDataLoaderIter::process_data(Message result) {
+  ++rcvd_idx_;
+  try_put_index();
+  if (result.type == MessageType::error) {
+    throw WorkerError(state_->options.name, result.worker_id, result.pid, result.error_type,
+                      result.text);
+  }
+  return std::move(result.batch);
+}
+
+void MultiProcessingDataLoaderIter::shutdown_workers() {
+  state_->stats.shutdown_calls.fetch_add(1);
+  if (shutdown_) return;
+  shutdown_ = true;
+  if (pool_) pool_->shutdown(kStatusCheckInterval);
+}
+
+}  // namespace dlreset::data

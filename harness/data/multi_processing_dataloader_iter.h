@@ -1,0 +1,67 @@
+// Mirrors _MultiProcessingDataLoaderIter of torch/utils/data/dataloader.py @ v1.10.0.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "harness/data/base_dataloader_iter.h"
+#include "harness/data/worker/worker_pool.h"
+
+namespace dlreset::data {
+
+/// num_workers > 0. Starts its workers in the constructor (each loads its own dataset copy on
+/// its first task), keeps prefetch_factor × num_workers index batches in flight, sends them
+/// round-robin, and hands batches out in the order they were sent whatever order they come
+/// back in. With persistent workers it survives the epoch and is `reset` for the next one.
+class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
+ public:
+  explicit MultiProcessingDataLoaderIter(std::shared_ptr<LoaderState> state);
+  /// PyTorch's `__del__`: shuts the workers down (and counts that call too).
+  ~MultiProcessingDataLoaderIter() override;
+
+  /// `_reset`: a new epoch. After the first, every worker is sent a resume and the iterator
+  /// waits for all acks, dropping results of the previous epoch that were still on the way;
+  /// the workers, and their loaded datasets, stay.
+  void reset(bool first_iter) override;
+  /// `_shutdown_workers`: idempotent; every call is counted, including the ones that find
+  /// the workers already gone (Lightning's test_workers_are_shutdown counts them all).
+  void shutdown_workers();
+
+  bool workers_shut_down() const { return shutdown_; }
+  std::vector<std::int64_t> worker_pids() const;
+
+ protected:
+  std::optional<RawBatch> next_data() override;
+
+ private:
+  /// What PyTorch keeps in _task_info: the worker a task went to and, once it arrived out of
+  /// order, its result.
+  struct TaskInfo {
+    int worker_id = 0;
+    std::optional<Message> result;
+  };
+
+  /// `_try_put_index`: send the next index batch, if any, to the next worker in turn.
+  void try_put_index();
+  /// `_get_data`: the next result from any worker, honouring the timeout.
+  Message get_data();
+  /// `_process_data`: count it, refill one slot, re-raise a worker's error.
+  RawBatch process_data(Message result);
+
+  std::unique_ptr<WorkerPool> pool_;
+  int num_workers_;
+  int prefetch_factor_;
+  bool persistent_workers_;
+  double timeout_s_;
+  std::int64_t send_idx_ = 0;  ///< Next task's index.
+  std::int64_t rcvd_idx_ = 0;  ///< Next index to hand out.
+  std::map<std::int64_t, TaskInfo> task_info_;
+  int tasks_outstanding_ = 0;
+  int worker_queue_idx_ = 0;
+  bool shutdown_ = false;
+};
+
+}  // namespace dlreset::data

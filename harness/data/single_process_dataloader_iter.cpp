@@ -1,0 +1,35 @@
+#include "harness/data/single_process_dataloader_iter.h"
+
+#include <unistd.h>
+
+#include "harness/data/fetch.h"
+#include "harness/trace/event_log.h"
+
+namespace dlreset::data {
+
+SingleProcessDataLoaderIter::SingleProcessDataLoaderIter(std::shared_ptr<LoaderState> state)
+    : BaseDataLoaderIter(std::move(state)) {
+  reset(/*first_iter=*/true);
+}
+
+std::optional<RawBatch> SingleProcessDataLoaderIter::next_data() {
+  std::optional<std::vector<std::int64_t>> index = next_index();
+  if (!index) return std::nullopt;
+  Dataset& dataset = *state_->dataset;
+  const std::int64_t loads_before = dataset.loads();
+  // A load counts even when the fetch that triggered it then fails.
+  struct LoadReporter {
+    LoaderState& state;
+    Dataset& dataset;
+    std::int64_t before;
+    ~LoadReporter() {
+      if (dataset.loads() != before) {
+        note_dataset_load(state, -1, ::getpid(), trace::monotonic_now_s(),
+                          dataset.last_load_seconds());
+      }
+    }
+  } reporter{*state_, dataset, loads_before};
+  return fetch_batch(dataset, *index);
+}
+
+}  // namespace dlreset::data

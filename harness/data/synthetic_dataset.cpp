@@ -1,0 +1,123 @@
+#include "harness/data/synthetic_dataset.h"
+
+#include <csignal>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <unistd.h>
+
+#include "harness/data/errors.h"
+#include "harness/data/worker/worker_info.h"
+
+namespace dlreset::data {
+
+namespace {
+std::uint64_t mix(std::uint64_t x) {
+  // splitmix64: a fast, well-distributed generator for the load work and the features.
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+SyntheticDataset::SyntheticDataset(SyntheticDatasetOptions options) : options_(std::move(options)) {
+  if (options_.size < 0) {
+    throw DatasetError("SyntheticDataset's size must not be negative, got " +
+                       std::to_string(options_.size) + ".");
+  }
+  if (sample_numel() < 2) {
+    throw DatasetError("SyntheticDataset's samples need at least 2 features (index and marker); "
+                       "give sample_shape more elements.");
+  }
+  if (options_.num_classes <= 0) {
+    throw DatasetError("SyntheticDataset's num_classes must be positive, got " +
+                       std::to_string(options_.num_classes) + ".");
+  }
+}
+
+void SyntheticDataset::load() {
+  if (loaded_) return;
+  const auto start = std::chrono::steady_clock::now();
+  double sum = 0.0;
+  for (std::int64_t i = 0; i < options_.load_work; ++i) {
+    sum += static_cast<double>(mix(static_cast<std::uint64_t>(i)) >> 11) * 0x1.0p-53;
+  }
+  load_checksum_ = sum;
+  loaded_ = true;
+  record_load(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+std::int64_t SyntheticDataset::get(std::int64_t index, float* features) {
+  if (index < 0 || index >= options_.size) {
+    throw std::out_of_range("index " + std::to_string(index) +
+                            " is out of range for a dataset of " + std::to_string(options_.size) +
+                            " samples");
+  }
+  load();
+  if (index == options_.throw_at) {
+    throw std::runtime_error("SyntheticDataset was told to fail at sample " +
+                             std::to_string(index));
+  }
+  if (index == options_.crash_at) {
+    const WorkerInfo* worker = get_worker_info();
+    if (worker == nullptr || !worker->in_own_process) {
+      throw std::logic_error("SyntheticDataset's crash_at needs a process worker (fork or spawn); "
+                             "it would kill this whole process");
+    }
+    ::kill(::getpid(), SIGKILL);
+  }
+  if (index == options_.hang_at) {
+    const WorkerInfo* worker = get_worker_info();
+    if (worker == nullptr) {
+      throw std::logic_error("SyntheticDataset's hang_at needs a worker; in the main process it "
+                             "would hang forever");
+    }
+    worker->wait_until_stop_requested();
+    throw std::runtime_error("SyntheticDataset's hang at sample " + std::to_string(index) +
+                             " ended because the worker was told to stop");
+  }
+  const std::int64_t numel = sample_numel();
+  features[0] = static_cast<float>(index);
+  features[1] = static_cast<float>(options_.marker);
+  for (std::int64_t j = 2; j < numel; ++j) {
+    const std::uint64_t bits = mix(static_cast<std::uint64_t>(index) * 1315423911u + j);
+    features[j] = static_cast<float>(bits >> 40) * 0x1.0p-24f;
+  }
+  return index % options_.num_classes;
+}
+
+std::unique_ptr<Dataset> SyntheticDataset::clone() const {
+  auto copy = std::make_unique<SyntheticDataset>(*this);
+  copy->reset_load_count();
+  return copy;
+}
+
+std::string SyntheticDataset::spec() const {
+  nlohmann::json spec = {{"kind", "synthetic"},
+                         {"size", options_.size},
+                         {"sample_shape", options_.sample_shape},
+                         {"num_classes", options_.num_classes},
+                         {"marker", options_.marker},
+                         {"load_work", options_.load_work},
+                         {"throw_at", options_.throw_at},
+                         {"crash_at", options_.crash_at},
+                         {"hang_at", options_.hang_at}};
+  return spec.dump();
+}
+
+std::unique_ptr<SyntheticDataset> SyntheticDataset::from_spec(const std::string& text) {
+  const nlohmann::json spec = nlohmann::json::parse(text);
+  SyntheticDatasetOptions options;
+  options.size = spec.at("size").get<std::int64_t>();
+  options.sample_shape = spec.at("sample_shape").get<SampleShape>();
+  options.num_classes = spec.at("num_classes").get<std::int64_t>();
+  options.marker = spec.at("marker").get<double>();
+  options.load_work = spec.at("load_work").get<std::int64_t>();
+  options.throw_at = spec.at("throw_at").get<std::int64_t>();
+  options.crash_at = spec.at("crash_at").get<std::int64_t>();
+  options.hang_at = spec.at("hang_at").get<std::int64_t>();
+  return std::make_unique<SyntheticDataset>(std::move(options));
+}
+
+}  // namespace dlreset::data

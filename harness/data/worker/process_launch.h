@@ -1,0 +1,24 @@
+// Starting one worker process: fork_launcher.cpp and spawn_launcher.cpp.
+#pragma once
+
+#include <sys/types.h>
+
+#include "harness/data/worker/socket_channel.h"
+#include "harness/data/worker/worker_pool.h"
+
+namespace dlreset::data {
+
+/// Forks a worker that runs the worker loop on the inherited dataset copy. The child runs no
+/// LibTorch code (a fork after LibTorch's thread pools started is unsafe for OpenMP) and
+/// leaves with _exit, never through the parent's destructors.
+pid_t launch_fork_worker(const WorkerLaunch& launch, int child_fd, SocketChannel& parent_end);
+
+/// Starts a fresh run of this program (/proc/self/exe) in worker mode and sends it its set-up:
+/// the program loads, rebuilds its dataset from spec() and loads that again, as a Python
+/// worker started with spawn re-imports everything.
+pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChannel& parent_end);
+
+/// The environment variable that puts a program into worker mode; spawn_main.cpp reads it.
+const char* spawn_worker_fd_variable();
+
+}  // namespace dlreset::data

@@ -1,0 +1,222 @@
+#include "harness/data/worker/process_worker_pool.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "harness/data/errors.h"
+#include "harness/data/worker/process_launch.h"
+#include "harness/data/worker/thread_worker_pool.h"
+#include "harness/trace/event_log.h"
+
+namespace dlreset::data {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// pidfd_open(2) through syscall(): Debian 12's header declares it without C linkage.
+int open_pidfd(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+
+int milliseconds_left(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return static_cast<int>(std::max<long long>(0, left.count()));
+}
+
+}  // namespace
+
+ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunch> launches,
+                                     LifecycleHandler on_lifecycle)
+    : on_lifecycle_(std::move(on_lifecycle)) {
+  if (!launches.empty()) loader_ = launches.front().config.loader;
+  workers_.reserve(launches.size());
+  try {
+    for (const WorkerLaunch& launch : launches) {
+      int fds[2];
+      if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+        throw DataLoaderError(std::string("Cannot create the socket for DataLoader worker ") +
+                              std::to_string(launch.config.worker_id) + ": " +
+                              std::strerror(errno) + ".");
+      }
+      Worker worker;
+      worker.id = launch.config.worker_id;
+      worker.channel = SocketChannel(fds[0]);
+      try {
+        worker.pid = method == StartMethod::spawn
+                         ? launch_spawn_worker(launch, fds[1], worker.channel)
+                         : launch_fork_worker(launch, fds[1], worker.channel);
+      } catch (...) {
+        ::close(fds[1]);
+        throw;
+      }
+      ::close(fds[1]);
+      worker.pidfd = open_pidfd(worker.pid);
+      workers_.push_back(std::move(worker));
+      record(static_cast<int>(trace::EventKind::worker_spawn), workers_.back());
+    }
+  } catch (...) {
+    shutdown(std::chrono::seconds(5));
+    throw;
+  }
+}
+
+ProcessWorkerPool::~ProcessWorkerPool() { shutdown(std::chrono::seconds(5)); }
+
+void ProcessWorkerPool::record(int kind, const Worker& worker) const {
+  trace::Event event;
+  event.kind = static_cast<trace::EventKind>(kind);
+  event.time_s = trace::monotonic_now_s();
+  event.loader = loader_;
+  event.worker_id = worker.id;
+  event.pid = worker.pid;
+  trace::EventLog::global().record(std::move(event));
+}
+
+void ProcessWorkerPool::reap(Worker& worker, std::chrono::milliseconds timeout, bool kill_after) {
+  if (worker.reaped || worker.pid <= 0) return;
+  if (worker.pidfd >= 0) {
+    pollfd entry{worker.pidfd, POLLIN, 0};
+    while (::poll(&entry, 1, static_cast<int>(timeout.count())) < 0 && errno == EINTR) {
+    }
+  }
+  int status = 0;
+  pid_t done = ::waitpid(worker.pid, &status, WNOHANG);
+  if (done == 0 && kill_after) {
+    ::kill(worker.pid, SIGKILL);
+    while ((done = ::waitpid(worker.pid, &status, 0)) < 0 && errno == EINTR) {
+    }
+  }
+  if (done == worker.pid) {
+    worker.reaped = true;
+    worker.wait_status = status;
+    record(static_cast<int>(trace::EventKind::worker_exit), worker);
+  }
+  if (worker.reaped && worker.pidfd >= 0) {
+    ::close(worker.pidfd);
+    worker.pidfd = -1;
+  }
+}
+
+void ProcessWorkerPool::fail_dead(Worker& worker) {
+  // Its socket is closed, so it is exiting or gone; give it a moment to become reapable.
+  reap(worker, std::chrono::seconds(2), /*kill_after=*/true);
+  worker.channel.close();
+  throw WorkerDiedError(loader_, worker.id, worker.pid, worker.wait_status);
+}
+
+void ProcessWorkerPool::send(int worker_id, const Message& message) {
+  Worker& worker = workers_.at(static_cast<std::size_t>(worker_id));
+  if (!worker.channel.send(message)) fail_dead(worker);
+}
+
+std::optional<Message> ProcessWorkerPool::pop_data(Worker& worker) {
+  while (std::optional<Message> message = worker.channel.pop()) {
+    if (!is_lifecycle(message->type)) return message;
+    if (on_lifecycle_) on_lifecycle_(*message);
+  }
+  return std::nullopt;
+}
+
+std::optional<Message> ProcessWorkerPool::receive(std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  std::vector<pollfd> entries;
+  std::vector<std::size_t> owners;
+  while (true) {
+    // Deliver what is buffered first, even from a worker that died after sending it.
+    for (std::size_t k = 0; k < workers_.size(); ++k) {
+      Worker& worker = workers_[(next_ + k) % workers_.size()];
+      if (std::optional<Message> message = pop_data(worker)) {
+        next_ = (next_ + k + 1) % workers_.size();
+        return message;
+      }
+    }
+    for (Worker& worker : workers_) {
+      if (worker.channel.at_eof() && !shut_down_) fail_dead(worker);
+    }
+    const int left_ms = milliseconds_left(deadline);
+    entries.clear();
+    owners.clear();
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      if (workers_[i].channel.open()) {
+        entries.push_back({workers_[i].channel.fd(), POLLIN, 0});
+        owners.push_back(i);
+      }
+    }
+    if (entries.empty()) return std::nullopt;
+    const int ready = ::poll(entries.data(), entries.size(), left_ms);
+    if (ready < 0 && errno != EINTR) {
+      throw DataLoaderError(std::string("Waiting for DataLoader workers failed: ") +
+                            std::strerror(errno) + ".");
+    }
+    if (ready <= 0) {
+      if (left_ms == 0) return std::nullopt;
+      continue;
+    }
+    for (std::size_t e = 0; e < entries.size(); ++e) {
+      if (entries[e].revents != 0) workers_[owners[e]].channel.read_available();
+    }
+  }
+}
+
+void ProcessWorkerPool::shutdown(std::chrono::milliseconds grace) {
+  if (shut_down_) return;
+  shut_down_ = true;
+  Message exit;
+  exit.type = MessageType::exit;
+  for (Worker& worker : workers_) {
+    if (worker.reaped) continue;
+    record(static_cast<int>(trace::EventKind::worker_shutdown), worker);
+    worker.channel.send(exit);  // a dead worker just fails to read it
+  }
+  // Drain until every worker has closed its socket: batches are dropped, load reports count.
+  const auto deadline = Clock::now() + grace;
+  std::vector<pollfd> entries;
+  std::vector<std::size_t> owners;
+  while (true) {
+    for (Worker& worker : workers_) pop_data(worker);
+    entries.clear();
+    owners.clear();
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      if (workers_[i].channel.open() && !workers_[i].channel.at_eof()) {
+        entries.push_back({workers_[i].channel.fd(), POLLIN, 0});
+        owners.push_back(i);
+      }
+    }
+    const int left_ms = milliseconds_left(deadline);
+    if (entries.empty() || left_ms == 0) break;
+    if (::poll(entries.data(), entries.size(), left_ms) < 0 && errno != EINTR) break;
+    for (std::size_t e = 0; e < entries.size(); ++e) {
+      if (entries[e].revents != 0) workers_[owners[e]].channel.read_available();
+    }
+  }
+  for (Worker& worker : workers_) {
+    pop_data(worker);
+    // One that closed its socket is on its way out; one that did not is stuck: kill it.
+    const auto wait = worker.channel.at_eof() ? std::chrono::milliseconds(milliseconds_left(deadline) + 1000)
+                                              : std::chrono::milliseconds(0);
+    reap(worker, wait, /*kill_after=*/true);
+    worker.channel.close();
+  }
+}
+
+std::vector<std::int64_t> ProcessWorkerPool::pids() const {
+  std::vector<std::int64_t> pids;
+  for (const Worker& worker : workers_) pids.push_back(worker.pid);
+  return pids;
+}
+
+std::unique_ptr<WorkerPool> start_worker_pool(StartMethod method, std::vector<WorkerLaunch> launches,
+                                              LifecycleHandler on_lifecycle) {
+  if (method == StartMethod::thread) {
+    return std::make_unique<ThreadWorkerPool>(std::move(launches), std::move(on_lifecycle));
+  }
+  return std::make_unique<ProcessWorkerPool>(method, std::move(launches), std::move(on_lifecycle));
+}
+
+}  // namespace dlreset::data

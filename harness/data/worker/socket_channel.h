@@ -1,0 +1,45 @@
+// One end of the Unix socket between the parent and one worker process.
+#pragma once
+
+#include <optional>
+
+#include "harness/data/worker/protocol.h"
+
+namespace dlreset::data {
+
+/// Owns a connected stream socket and frames messages over it. Sends block; reads never do,
+/// so one thread can wait on many channels with poll(). A child's death closes its end, which
+/// reads as end-of-file here at once: that is how a dead worker is noticed within
+/// milliseconds, not after PyTorch's 5 s status check.
+class SocketChannel {
+ public:
+  explicit SocketChannel(int fd = -1) : fd_(fd) {}
+  ~SocketChannel() { close(); }
+  SocketChannel(SocketChannel&& other) noexcept;
+  SocketChannel& operator=(SocketChannel&& other) noexcept;
+  SocketChannel(const SocketChannel&) = delete;
+  SocketChannel& operator=(const SocketChannel&) = delete;
+
+  int fd() const { return fd_; }
+  bool open() const { return fd_ >= 0; }
+  /// True once the peer closed its end (or the channel was closed here).
+  bool at_eof() const { return eof_; }
+
+  /// Sends one whole message. Returns false if the peer is gone.
+  bool send(const Message& message);
+  /// Reads whatever has arrived, without blocking. Returns false once the peer has closed its
+  /// end and everything it sent has been read into the buffer.
+  bool read_available();
+  /// The next complete buffered message.
+  std::optional<Message> pop() { return decoder_.next(); }
+  /// Waits up to `timeout_ms` (-1: forever) for something to read. True if readable or closed.
+  bool wait_readable(int timeout_ms) const;
+  void close();
+
+ private:
+  int fd_ = -1;
+  bool eof_ = false;
+  FrameDecoder decoder_;
+};
+
+}  // namespace dlreset::data

@@ -1,0 +1,86 @@
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness/data/dataset.h"
+#include "harness/data/errors.h"
+#include "harness/data/worker/process_launch.h"
+
+extern char** environ;
+
+namespace dlreset::data {
+
+namespace {
+
+Message setup_message(const WorkerLaunch& launch) {
+  const WorkerConfig& config = launch.config;
+  nlohmann::json setup = {{"worker_id", config.worker_id},
+                          {"num_workers", config.num_workers},
+                          {"seed", config.seed},
+                          {"loader", config.loader},
+                          {"parent_pid", ::getpid()},
+                          {"dataset", launch.dataset->spec()}};
+  Message message;
+  message.type = MessageType::setup;
+  message.worker_id = config.worker_id;
+  message.text = setup.dump();
+  return message;
+}
+
+}  // namespace
+
+pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChannel& parent_end) {
+  // Between fork and exec a child of a multi-threaded process may only make async-signal-safe
+  // calls, so argv and the environment are built here, before the fork.
+  constexpr int kChannelFd = 3;
+  const std::string program = program_invocation_name;
+  const std::string role = launch.config.loader + ":" + std::to_string(launch.config.worker_id);
+  std::vector<const char*> argv = {program.c_str(), "--dlreset-worker", role.c_str(), nullptr};
+  const std::string marker = std::string(spawn_worker_fd_variable()) + "=" +
+                             std::to_string(kChannelFd);
+  std::vector<const char*> envp;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (std::strncmp(*entry, spawn_worker_fd_variable(), std::strlen(spawn_worker_fd_variable())) != 0) {
+      envp.push_back(*entry);
+    }
+  }
+  envp.push_back(marker.c_str());
+  envp.push_back(nullptr);
+
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    throw DataLoaderError(std::string("Cannot start DataLoader worker ") +
+                          std::to_string(launch.config.worker_id) + " of loader '" +
+                          launch.config.loader + "': fork failed: " + std::strerror(errno) + ".");
+  }
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // survives execve
+    if (::getppid() != parent) ::_exit(1);
+    if (child_fd == kChannelFd) {
+      ::fcntl(kChannelFd, F_SETFD, 0);  // keep it open across exec
+    } else {
+      ::dup2(child_fd, kChannelFd);  // the copy does not inherit FD_CLOEXEC
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execve("/proc/self/exe", const_cast<char* const*>(argv.data()),
+             const_cast<char* const*>(envp.data()));
+    const char failure[] = "dlreset: could not start a spawned DataLoader worker: execve failed\n";
+    [[maybe_unused]] const ssize_t written = ::write(2, failure, sizeof failure - 1);
+    ::_exit(127);
+  }
+  // A worker that dies before reading this is noticed by the pool as end-of-file.
+  parent_end.send(setup_message(launch));
+  return pid;
+}
+
+}  // namespace dlreset::data

@@ -1,0 +1,158 @@
+#include "harness/data/worker/thread_worker_pool.h"
+
+#include <unistd.h>
+
+#include <condition_variable>
+#include <iostream>
+#include <mutex>
+
+#include "harness/data/dataset.h"
+#include "harness/data/worker/blocking_queue.h"
+#include "harness/trace/event_log.h"
+
+namespace dlreset::data {
+
+struct ThreadWorkerPool::Shared {
+  detail::BlockingQueue<Message> results;  ///< PyTorch's worker_result_queue.
+};
+
+struct ThreadWorkerPool::WorkerState {
+  detail::BlockingQueue<Message> inbox;  ///< PyTorch's index_queue for this worker.
+  std::mutex mutex;
+  std::condition_variable exit_signal;
+  bool exit_requested = false;  ///< PyTorch's done_event, per worker.
+};
+
+namespace {
+
+class ThreadEndpoint : public WorkerEndpoint {
+ public:
+  ThreadEndpoint(std::shared_ptr<ThreadWorkerPool::WorkerState> state,
+                 std::shared_ptr<ThreadWorkerPool::Shared> shared)
+      : state_(std::move(state)), shared_(std::move(shared)) {}
+
+  Message receive() override { return state_->inbox.pop(); }
+
+  bool exit_requested() override {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    return state_->exit_requested;
+  }
+
+  bool send(const Message& message) override {
+    shared_->results.push(message);
+    return true;
+  }
+
+  void wait_until_exit_requested() override {
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    state_->exit_signal.wait(lock, [this] { return state_->exit_requested; });
+  }
+
+ private:
+  std::shared_ptr<ThreadWorkerPool::WorkerState> state_;
+  std::shared_ptr<ThreadWorkerPool::Shared> shared_;
+};
+
+void record(trace::EventKind kind, const std::string& loader, int worker_id) {
+  trace::Event event;
+  event.kind = kind;
+  event.time_s = trace::monotonic_now_s();
+  event.loader = loader;
+  event.worker_id = worker_id;
+  event.pid = ::getpid();
+  trace::EventLog::global().record(std::move(event));
+}
+
+}  // namespace
+
+ThreadWorkerPool::ThreadWorkerPool(std::vector<WorkerLaunch> launches, LifecycleHandler on_lifecycle)
+    : on_lifecycle_(std::move(on_lifecycle)), shared_(std::make_shared<Shared>()) {
+  if (!launches.empty()) loader_ = launches.front().config.loader;
+  for (auto& launch : launches) {
+    auto state = std::make_shared<WorkerState>();
+    workers_.push_back(state);
+    exited_.push_back(false);
+    record(trace::EventKind::worker_spawn, loader_, launch.config.worker_id);
+    threads_.emplace_back([state, shared = shared_, dataset = std::move(launch.dataset),
+                           config = std::move(launch.config)]() mutable {
+      config.in_own_process = false;
+      ThreadEndpoint endpoint(state, shared);
+      worker_loop(endpoint, *dataset, config);
+    });
+  }
+}
+
+ThreadWorkerPool::~ThreadWorkerPool() { shutdown(std::chrono::seconds(5)); }
+
+void ThreadWorkerPool::send(int worker_id, const Message& message) {
+  workers_.at(static_cast<std::size_t>(worker_id))->inbox.push(message);
+}
+
+bool ThreadWorkerPool::consume_lifecycle(const Message& message) {
+  if (!is_lifecycle(message.type)) return false;
+  if (message.type == MessageType::exiting && message.worker_id >= 0 &&
+      message.worker_id < size()) {
+    exited_[static_cast<std::size_t>(message.worker_id)] = true;
+  }
+  if (on_lifecycle_) on_lifecycle_(message);
+  return true;
+}
+
+std::optional<Message> ThreadWorkerPool::receive(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    const auto left = deadline - std::chrono::steady_clock::now();
+    std::optional<Message> message =
+        shared_->results.pop_for(std::max(left, decltype(left)::zero()));
+    if (!message) return std::nullopt;
+    if (!consume_lifecycle(*message)) return message;
+  }
+}
+
+void ThreadWorkerPool::shutdown(std::chrono::milliseconds grace) {
+  if (shut_down_) return;
+  shut_down_ = true;
+  for (std::size_t id = 0; id < workers_.size(); ++id) {
+    record(trace::EventKind::worker_shutdown, loader_, static_cast<int>(id));
+    {
+      std::lock_guard<std::mutex> lock(workers_[id]->mutex);
+      workers_[id]->exit_requested = true;
+    }
+    workers_[id]->exit_signal.notify_all();
+    Message exit;
+    exit.type = MessageType::exit;
+    workers_[id]->inbox.push(exit);
+  }
+  // Keep reading until every worker has said it is exiting: their load reports still count.
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  auto all_exited = [this] {
+    for (const bool exited : exited_) {
+      if (!exited) return false;
+    }
+    return true;
+  };
+  while (!all_exited()) {
+    const auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= decltype(left)::zero()) break;
+    if (std::optional<Message> message = shared_->results.pop_for(left)) {
+      consume_lifecycle(*message);
+    }
+  }
+  for (std::size_t id = 0; id < threads_.size(); ++id) {
+    if (exited_[id]) {
+      threads_[id].join();
+      record(trace::EventKind::worker_exit, loader_, static_cast<int>(id));
+    } else {
+      std::cerr << "dlreset: DataLoader worker thread " << id << " of loader '" << loader_
+                << "' did not exit within " << grace.count()
+                << " ms of being told to; abandoning it (threads cannot be killed).\n";
+      threads_[id].detach();
+    }
+  }
+}
+
+std::vector<std::int64_t> ThreadWorkerPool::pids() const {
+  return std::vector<std::int64_t>(workers_.size(), ::getpid());
+}
+
+}  // namespace dlreset::data

@@ -1,0 +1,25 @@
+// The worker's side of its connection to the parent, whatever the back-end.
+#pragma once
+
+#include "harness/data/worker/protocol.h"
+
+namespace dlreset::data {
+
+/// What the worker loop needs from its back-end: PyTorch's index_queue, data_queue and
+/// done_event, seen from the worker.
+class WorkerEndpoint {
+ public:
+  virtual ~WorkerEndpoint() = default;
+  /// The next message from the parent; blocks. A parent that is gone reads as `exit`.
+  virtual Message receive() = 0;
+  /// True when the parent has asked this worker to exit, even if tasks are still queued in
+  /// front of that request (PyTorch's done_event): the worker then skips them.
+  virtual bool exit_requested() = 0;
+  /// Sends to the parent. Returns false when the parent is gone: the worker then exits.
+  virtual bool send(const Message& message) = 0;
+  /// Blocks until the parent asks this worker to exit. The injected hang fault uses it, so a
+  /// hung worker can still be shut down in every back-end.
+  virtual void wait_until_exit_requested() = 0;
+};
+
+}  // namespace dlreset::data

@@ -1,0 +1,25 @@
+#include "harness/data/worker/worker_info.h"
+
+#include "harness/data/worker/worker_endpoint.h"
+
+namespace dlreset::data {
+
+namespace {
+/// Per thread, like PyTorch's per-process _worker_info: a worker thread of the thread back-end
+/// must see its own info, not another worker's.
+thread_local const WorkerInfo* current_worker_info = nullptr;
+}  // namespace
+
+void WorkerInfo::wait_until_stop_requested() const {
+  if (endpoint != nullptr) endpoint->wait_until_exit_requested();
+}
+
+const WorkerInfo* get_worker_info() { return current_worker_info; }
+
+WorkerInfoScope::WorkerInfoScope(const WorkerInfo* info) : previous_(current_worker_info) {
+  current_worker_info = info;
+}
+
+WorkerInfoScope::~WorkerInfoScope() { current_worker_info = previous_; }
+
+}  // namespace dlreset::data

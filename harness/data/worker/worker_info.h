@@ -1,0 +1,43 @@
+// Mirrors torch.utils.data.get_worker_info() (torch/utils/data/_utils/worker.py @ v1.10.0).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace dlreset::data {
+
+class Dataset;
+class WorkerEndpoint;
+
+/// What a worker knows about itself. Null outside a worker (`get_worker_info()`).
+struct WorkerInfo {
+  int id = 0;
+  int num_workers = 0;
+  /// base_seed + id, as in PyTorch; stays the same across epochs of a persistent worker.
+  std::uint64_t seed = 0;
+  std::string loader;
+  Dataset* dataset = nullptr;
+  /// True for fork and spawn workers: they can be killed without killing the main process.
+  bool in_own_process = false;
+  WorkerEndpoint* endpoint = nullptr;
+
+  /// Blocks until the parent asks this worker to exit.
+  void wait_until_stop_requested() const;
+};
+
+/// The calling worker's info, or null in the main process (or any non-worker thread).
+const WorkerInfo* get_worker_info();
+
+/// Installs `info` for the calling thread while in scope (the worker loop does this).
+class WorkerInfoScope {
+ public:
+  explicit WorkerInfoScope(const WorkerInfo* info);
+  ~WorkerInfoScope();
+  WorkerInfoScope(const WorkerInfoScope&) = delete;
+  WorkerInfoScope& operator=(const WorkerInfoScope&) = delete;
+
+ private:
+  const WorkerInfo* previous_;
+};
+
+}  // namespace dlreset::data

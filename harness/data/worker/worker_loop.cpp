@@ -1,0 +1,107 @@
+#include "harness/data/worker/worker_loop.h"
+
+#include <cxxabi.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <typeinfo>
+
+#include "harness/data/dataset.h"
+#include "harness/data/fetch.h"
+#include "harness/data/worker/worker_info.h"
+#include "harness/trace/event_log.h"
+
+namespace dlreset::data {
+
+namespace {
+
+std::string demangled_type(const std::exception& e) {
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> name(
+      abi::__cxa_demangle(typeid(e).name(), nullptr, nullptr, &status), &std::free);
+  return status == 0 && name ? std::string(name.get()) : std::string(typeid(e).name());
+}
+
+Message lifecycle(MessageType type, const WorkerConfig& config) {
+  Message message;
+  message.type = type;
+  message.worker_id = config.worker_id;
+  message.pid = ::getpid();
+  message.time_s = trace::monotonic_now_s();
+  return message;
+}
+
+}  // namespace
+
+void worker_loop(WorkerEndpoint& endpoint, Dataset& dataset, const WorkerConfig& config) {
+  WorkerInfo info;
+  info.id = config.worker_id;
+  info.num_workers = config.num_workers;
+  info.seed = config.seed;
+  info.loader = config.loader;
+  info.dataset = &dataset;
+  info.in_own_process = config.in_own_process;
+  info.endpoint = &endpoint;
+  const WorkerInfoScope scope(&info);
+
+  if (!endpoint.send(lifecycle(MessageType::started, config))) return;
+
+  // PyTorch keeps a worker_init_fn failure and reports it on the first task; so does this.
+  std::string init_error_type;
+  std::string init_error;
+  if (config.worker_init_fn) {
+    try {
+      config.worker_init_fn(config.worker_id);
+    } catch (const std::exception& e) {
+      init_error_type = demangled_type(e);
+      init_error = std::string("worker_init_fn raised: ") + e.what();
+    } catch (...) {
+      init_error_type = "unknown exception";
+      init_error = "worker_init_fn raised an exception that is not a std::exception";
+    }
+  }
+
+  while (true) {
+    Message message = endpoint.receive();
+    if (message.type == MessageType::exit) break;
+    if (message.type == MessageType::resume) {
+      Message ack = lifecycle(MessageType::resume_ack, config);
+      if (!endpoint.send(ack)) return;
+      continue;
+    }
+    if (message.type != MessageType::task) continue;
+    if (endpoint.exit_requested()) continue;  // done_event is set: skip what is still queued
+
+    Message reply = lifecycle(MessageType::batch, config);
+    reply.send_idx = message.send_idx;
+    const std::int64_t loads_before = dataset.loads();
+    if (!init_error.empty()) {
+      reply.type = MessageType::error;
+      reply.error_type = init_error_type;
+      reply.text = init_error;
+    } else {
+      try {
+        reply.batch = fetch_batch(dataset, message.indices);
+      } catch (const std::exception& e) {
+        reply.type = MessageType::error;
+        reply.error_type = demangled_type(e);
+        reply.text = e.what();
+      } catch (...) {
+        reply.type = MessageType::error;
+        reply.error_type = "unknown exception";
+        reply.text = "the dataset raised an exception that is not a std::exception";
+      }
+    }
+    if (dataset.loads() != loads_before) {
+      Message loaded = lifecycle(MessageType::dataset_loaded, config);
+      loaded.duration_s = dataset.last_load_seconds();
+      if (!endpoint.send(loaded)) return;
+    }
+    if (!endpoint.send(reply)) return;
+  }
+  endpoint.send(lifecycle(MessageType::exiting, config));
+}
+
+}  // namespace dlreset::data

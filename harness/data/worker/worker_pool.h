@@ -1,0 +1,56 @@
+// The parent's side of a set of workers: start, talk to, shut down.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "harness/data/data_loader_options.h"
+#include "harness/data/worker/protocol.h"
+#include "harness/data/worker/worker_loop.h"
+
+namespace dlreset::data {
+
+class Dataset;
+
+/// Everything one worker needs to start.
+struct WorkerLaunch {
+  WorkerConfig config;
+  /// The worker's own copy of the dataset. Thread and fork workers use it as is; a spawned
+  /// worker is sent its spec() and rebuilds it.
+  std::shared_ptr<Dataset> dataset;
+};
+
+/// Receives the workers' lifecycle reports (started, dataset_loaded, exiting) on the parent's
+/// thread, as they arrive, so that loads are counted even for batches nobody reads.
+using LifecycleHandler = std::function<void(const Message&)>;
+
+/// PyTorch's index queues, result queue and worker handles behind one interface; one
+/// implementation a back-end (thread_worker_pool.cpp, process_worker_pool.cpp).
+class WorkerPool {
+ public:
+  virtual ~WorkerPool() = default;
+
+  /// Queues a message for one worker. Throws WorkerDiedError if that worker is gone.
+  virtual void send(int worker_id, const Message& message) = 0;
+  /// The next batch, error or resume_ack from any worker; nullopt once `timeout` has passed.
+  /// Lifecycle reports go to the handler on the way. Throws WorkerDiedError when a worker dies.
+  virtual std::optional<Message> receive(std::chrono::milliseconds timeout) = 0;
+  /// PyTorch's _shutdown_workers, minus the bookkeeping: tells every worker to exit, keeps
+  /// reading what they still send (their lifecycle reports count), waits up to `grace` for
+  /// them to finish, then kills (processes) or abandons (threads) the stragglers. Idempotent.
+  virtual void shutdown(std::chrono::milliseconds grace) = 0;
+
+  virtual int size() const = 0;
+  /// Process ids of the workers (the parent's own pid for thread workers).
+  virtual std::vector<std::int64_t> pids() const = 0;
+};
+
+/// Starts one worker per launch with the given back-end.
+std::unique_ptr<WorkerPool> start_worker_pool(StartMethod method, std::vector<WorkerLaunch> launches,
+                                              LifecycleHandler on_lifecycle);
+
+}  // namespace dlreset::data

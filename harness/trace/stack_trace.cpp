@@ -1,0 +1,119 @@
+#include "harness/trace/stack_trace.h"
+
+#include <boost/stacktrace.hpp>
+#include <sstream>
+
+namespace dlreset::trace {
+
+bool StackFrame::is_project_frame() const {
+  return !file.empty() && file.front() != '/' && file.rfind("../", 0) != 0 &&
+         file.rfind("./", 0) != 0;
+}
+
+std::shared_ptr<const StackCapture> StackCapture::capture(std::size_t skip) {
+  constexpr std::size_t kMaxDepth = 96;
+  auto result = std::make_shared<StackCapture>();
+  // +1 drops this function's own frame.
+  boost::stacktrace::stacktrace stack(skip + 1, kMaxDepth);
+  result->addresses_.reserve(stack.size());
+  for (const auto& frame : stack) {
+    result->addresses_.push_back(reinterpret_cast<const void*>(frame.address()));
+  }
+  return result;
+}
+
+std::vector<StackFrame> StackCapture::frames() const {
+  std::vector<StackFrame> out;
+  out.reserve(addresses_.size());
+  for (const void* address : addresses_) {
+    boost::stacktrace::frame frame(reinterpret_cast<boost::stacktrace::frame::native_frame_ptr_t>(
+        const_cast<void*>(address)));
+    StackFrame symbolized;
+    symbolized.function = frame.name();
+    symbolized.file = frame.source_file();
+    symbolized.line = static_cast<int>(frame.source_line());
+    out.push_back(std::move(symbolized));
+  }
+  return out;
+}
+
+std::string short_function_name(const std::string& function) {
+  std::string name = function;
+  // "(anonymous namespace)" holds parentheses that are not a parameter list.
+  const std::string anonymous = "(anonymous namespace)";
+  for (auto at = name.find(anonymous); at != std::string::npos; at = name.find(anonymous)) {
+    name.replace(at, anonymous.size(), "{anonymous}");
+  }
+  // Cut the parameter list: the first '(' outside template brackets, unless it belongs to
+  // "operator()".
+  int depth = 0;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '<') ++depth;
+    if (c == '>' && depth > 0) --depth;
+    if (c == '(' && depth == 0) {
+      if (i >= 8 && name.compare(i - 8, 8, "operator") == 0) {
+        ++i;  // skip "()" of operator()
+        continue;
+      }
+      name.resize(i);
+      break;
+    }
+  }
+  // A return type, if the demangler printed one, ends at the last space outside brackets.
+  depth = 0;
+  std::size_t last_space = std::string::npos;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '<') ++depth;
+    if (name[i] == '>' && depth > 0) --depth;
+    if (name[i] == ' ' && depth == 0) last_space = i;
+  }
+  if (last_space != std::string::npos && name.find("operator") == std::string::npos) {
+    name.erase(0, last_space + 1);
+  }
+  const std::string prefix = "dlreset::";
+  if (name.rfind(prefix, 0) == 0) name.erase(0, prefix.size());
+  return name;
+}
+
+std::string format_traceback(const std::vector<StackFrame>& frames, const TracebackOptions& options) {
+  std::size_t first = 0;  // innermost frame to show
+  auto dropped = [&](const StackFrame& frame) {
+    for (const auto& needle : options.drop_innermost) {
+      if (frame.function.find(needle) != std::string::npos) return true;
+    }
+    return false;
+  };
+  while (first < frames.size() && dropped(frames[first])) ++first;
+
+  std::ostringstream out;
+  out << "Traceback (most recent call last)";
+  if (!options.title.empty()) out << ", " << options.title;
+  out << ":\n";
+  std::size_t hidden = 0;
+  auto flush_hidden = [&] {
+    if (hidden > 0) {
+      out << "  [" << hidden << (hidden == 1 ? " frame" : " frames") << " outside dlreset]\n";
+      hidden = 0;
+    }
+  };
+  for (std::size_t i = frames.size(); i-- > first;) {
+    const StackFrame& frame = frames[i];
+    if (options.project_frames_only && !frame.is_project_frame()) {
+      ++hidden;
+      continue;
+    }
+    flush_hidden();
+    out << "  File \"" << (frame.file.empty() ? "??" : frame.file) << "\", line " << frame.line
+        << ", in " << short_function_name(frame.function);
+    if (options.mirror) {
+      const std::string mirrored = options.mirror(frame.file);
+      if (!mirrored.empty()) out << "    [mirrors " << mirrored << "]";
+    }
+    out << "\n";
+  }
+  flush_hidden();
+  return out.str();
+}
+
+}  // namespace dlreset::trace

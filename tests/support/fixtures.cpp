@@ -1,0 +1,59 @@
+#include "tests/support/fixtures.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "harness/data/idx_reader.h"
+
+namespace dlreset::testing {
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/dlreset-test-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+void write_tiny_idx_set(const std::string& dir, const std::string& prefix, std::int64_t count,
+                        std::int64_t rows, std::int64_t cols) {
+  std::vector<std::uint8_t> pixels;
+  std::vector<std::uint8_t> labels;
+  for (std::int64_t i = 0; i < count; ++i) {
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::int64_t c = 0; c < cols; ++c) {
+        pixels.push_back(static_cast<std::uint8_t>((i + r + c) % 256));
+      }
+    }
+    labels.push_back(static_cast<std::uint8_t>(i % 10));
+  }
+  data::write_idx_file(dir + "/" + prefix + "-images-idx3-ubyte.gz", {count, rows, cols}, pixels);
+  data::write_idx_file(dir + "/" + prefix + "-labels-idx1-ubyte.gz", {count}, labels);
+}
+
+std::string fashion_mnist_dir() { return DLRESET_DATA_DIR; }
+
+std::shared_ptr<data::DataLoader> synthetic_loader(std::int64_t size, data::DataLoaderOptions options,
+                                                   data::SyntheticDatasetOptions dataset) {
+  dataset.size = size;
+  return std::make_shared<data::DataLoader>(std::make_shared<data::SyntheticDataset>(dataset),
+                                            std::move(options));
+}
+
+std::vector<std::int64_t> run_epoch(data::DataLoader& loader) {
+  std::vector<std::int64_t> seen;
+  auto it = loader.iter();
+  auto* base = dynamic_cast<data::BaseDataLoaderIter*>(it.get());
+  while (std::optional<data::RawBatch> batch = base->next_raw()) {
+    seen.insert(seen.end(), batch->indices.begin(), batch->indices.end());
+  }
+  return seen;
+}
+
+}  // namespace dlreset::testing

@@ -1,0 +1,44 @@
+// Small fixtures shared by the test suites: temporary directories, tiny IDX data sets, and
+// loaders over synthetic data.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/data/data_loader.h"
+#include "harness/data/synthetic_dataset.h"
+
+namespace dlreset::testing {
+
+/// A fresh directory under $TMPDIR, removed with everything in it when this goes away.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+/// Writes `<prefix>-images-idx3-ubyte.gz` and `<prefix>-labels-idx1-ubyte.gz` holding `count`
+/// images of rows × cols: pixel (i, r, c) = (i + r + c) % 256, label i % 10.
+void write_tiny_idx_set(const std::string& dir, const std::string& prefix, std::int64_t count,
+                        std::int64_t rows = 4, std::int64_t cols = 4);
+
+/// The directory of Debian's Fashion-MNIST files.
+std::string fashion_mnist_dir();
+
+/// A loader over a SyntheticDataset of `size` samples.
+std::shared_ptr<data::DataLoader> synthetic_loader(std::int64_t size, data::DataLoaderOptions options,
+                                                   data::SyntheticDatasetOptions dataset = {});
+
+/// Runs one epoch on `loader`, returning the dataset indices in the order they came.
+std::vector<std::int64_t> run_epoch(data::DataLoader& loader);
+
+}  // namespace dlreset::testing

@@ -1,0 +1,91 @@
+#include "tests/support/process_census.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+namespace dlreset::testing {
+
+namespace {
+
+int count_entries(const char* dir_path) {
+  DIR* dir = ::opendir(dir_path);
+  if (dir == nullptr) return -1;
+  int count = 0;
+  while (const dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] != '.') ++count;
+  }
+  ::closedir(dir);
+  return count;
+}
+
+}  // namespace
+
+ProcessCensus ProcessCensus::take() {
+  ProcessCensus census;
+  census.open_fds = count_entries("/proc/self/fd") - 1;  // minus the one opendir holds
+  census.threads = count_entries("/proc/self/task");
+  const pid_t self = ::getpid();
+  DIR* proc = ::opendir("/proc");
+  while (const dirent* entry = ::readdir(proc)) {
+    const std::string name = entry->d_name;
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat("/proc/" + name + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // pid (comm) state ppid ...; comm may hold spaces, so parse after the last ')'.
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state = 0;
+    long ppid = 0;
+    rest >> state >> ppid;
+    if (ppid != self) continue;
+    if (state == 'Z') {
+      ++census.zombies;
+    } else {
+      ++census.children;
+    }
+  }
+  ::closedir(proc);
+  return census;
+}
+
+bool process_exists(std::int64_t pid) {
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+std::vector<std::int64_t> wait_until_gone(const std::vector<std::int64_t>& pids, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  std::vector<std::int64_t> left = pids;
+  while (true) {
+    std::vector<std::int64_t> still;
+    for (const std::int64_t pid : left) {
+      if (process_exists(pid)) still.push_back(pid);
+    }
+    left = still;
+    if (left.empty() || std::chrono::steady_clock::now() >= deadline) return left;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+ProcessCensus wait_for_census(const ProcessCensus& baseline, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (true) {
+    const ProcessCensus now = ProcessCensus::take();
+    const bool back = now.open_fds <= baseline.open_fds && now.threads <= baseline.threads &&
+                      now.children <= baseline.children && now.zombies <= baseline.zombies;
+    if (back || std::chrono::steady_clock::now() >= deadline) return now;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace dlreset::testing
