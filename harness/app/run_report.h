@@ -1,0 +1,26 @@
+// How `dlreset run` reports a fit: a table for people, JSON for plots and scripts.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "harness/app/run_options.h"
+#include "harness/variants/fit_report.h"
+
+namespace dlreset::app {
+
+/// Everything the run produced beyond the FitReport.
+struct RunContext {
+  const RunOptions* options = nullptr;
+  std::string device;
+};
+
+/// The JSON report (see docs/run-json.md for every field).
+nlohmann::json to_json(const variants::FitReport& report, const RunContext& context);
+/// The worker lifecycle events (spawn, started, dataset_loaded, shutdown, exit) and resets,
+/// with times relative to the start of the fit: what plots/plot_timeline.py draws.
+nlohmann::json events_to_json(const variants::FitReport& report, double origin_s);
+/// The summary table printed at the end of a run.
+std::string summary_table(const variants::FitReport& report, const RunContext& context);
+
+}  // namespace dlreset::app

@@ -1,0 +1,32 @@
+// Mirrors the hooks of pytorch_lightning/callbacks/base.py @ 1.5.0 that dlreset needs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "harness/data/batch.h"
+
+namespace dlreset::loops {
+
+/// Observes a fit: progress bars, recorders of losses and sample order. The vanilla loop
+/// calls the same hooks, so one recorder serves every variant.
+class Callback {
+ public:
+  virtual ~Callback() = default;
+  virtual void on_sanity_check_start() {}
+  virtual void on_sanity_check_end() {}
+  virtual void on_train_epoch_start(int /*epoch*/, std::int64_t /*num_batches*/) {}
+  virtual void on_train_batch_end(const data::Batch& /*batch*/, std::int64_t /*batch_idx*/,
+                                  double /*loss*/) {}
+  /// After the epoch's validation: Lightning 1.5 validates inside the training epoch.
+  virtual void on_train_epoch_end(int /*epoch*/) {}
+  /// `stage` is "sanity_check" or "validate".
+  virtual void on_validation_start(const std::string& /*stage*/, std::int64_t /*num_batches*/) {}
+  virtual void on_validation_batch_end(const data::Batch& /*batch*/, std::int64_t /*batch_idx*/,
+                                       double /*loss*/) {}
+  virtual void on_validation_end(const std::string& /*stage*/) {}
+  /// Before teardown.
+  virtual void on_fit_end() {}
+};
+
+}  // namespace dlreset::loops

@@ -1,0 +1,94 @@
+// Mirrors pytorch_lightning/utilities/fetching.py @ 1.5.0: the parts 1.5.0 and 1.5.1 share.
+// `reset()` and `teardown()` are where the two releases differ: repro/fetching.cpp holds
+// 1.5.0's, fixed/fetching.cpp holds 1.5.1's.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "harness/data/batch_iterator.h"
+#include "harness/profiler/profiler.h"
+#include "harness/trace/traced.h"
+
+namespace dlreset::loops {
+
+/// What `fetching_function` returns: the batch and whether it is the epoch's last.
+struct FetchResult {
+  data::Batch batch;
+  bool is_last = false;
+};
+
+/// The arguments of `setup()` besides the dataloader.
+struct FetcherSetup {
+  std::string stage = "train";  ///< Names the profiler action: get_<stage>_batch.
+  profiler::Profiler* profiler = nullptr;
+  std::function<data::Batch(data::Batch)> batch_to_device;
+};
+
+/// Lightning's AbstractDataFetcher. The loops call only `iter()` (Python's `__iter__`),
+/// `next()` (`__next__`), `reset()` and `teardown()`: that is the seam between variants.
+class AbstractDataFetcher {
+ public:
+  explicit AbstractDataFetcher(int prefetch_batches = 0);
+  virtual ~AbstractDataFetcher() = default;
+  AbstractDataFetcher(const AbstractDataFetcher&) = delete;
+  AbstractDataFetcher& operator=(const AbstractDataFetcher&) = delete;
+
+  void setup(std::shared_ptr<data::BatchIterable> dataloader, FetcherSetup setup);
+  /// `__iter__`: reset(), then iter(dataloader), then prefetch. A loop calls it at the start
+  /// of every epoch (through `update_dataloader_iter`), which is why whatever `reset()` does
+  /// happens every epoch.
+  DLRESET_TRACED virtual void iter();
+  /// `__next__`: the next batch and whether it is the last; throws StopIteration at the end.
+  FetchResult next();
+  /// 1.5.0: clears the counters *and* shuts the loader's workers down and nulls its iterator.
+  /// 1.5.1: clears the counters only.
+  virtual void reset() = 0;
+  /// 1.5.0: reset(). 1.5.1: reset(), then the shutdown that 1.5.0 did in reset().
+  virtual void teardown() = 0;
+
+  std::int64_t fetched() const { return fetched_; }
+  bool done() const { return done_; }
+  data::BatchIterable& dataloader() const;
+
+ protected:
+  virtual void prefetching() = 0;
+  virtual FetchResult fetching_function() = 0;
+
+  /// Python's `isinstance(self.dataloader, T)`.
+  template <typename T>
+  T* dataloader_as() const {
+    return dynamic_cast<T*>(dataloader_.get());
+  }
+
+  int prefetch_batches_;
+  std::shared_ptr<data::BatchIterable> dataloader_;
+  /// `self.dataloader_iter`: holding it keeps the loader's iterator (and its workers) alive,
+  /// exactly as the Python reference does.
+  std::shared_ptr<data::BatchIterator> dataloader_iter_;
+  std::int64_t fetched_ = 0;
+  bool done_ = false;
+  FetcherSetup setup_;
+};
+
+/// Lightning's DataFetcher: keeps one batch fetched ahead, which is how `is_last` is known.
+/// The variants derive from it and give `reset()` and `teardown()`.
+class DataFetcher : public AbstractDataFetcher {
+ public:
+  explicit DataFetcher(int prefetch_batches = 1) : AbstractDataFetcher(prefetch_batches) {}
+
+ protected:
+  void prefetching() override;
+  FetchResult fetching_function() override;
+  void fetch_next_batch();
+
+  std::deque<data::Batch> batches_;
+};
+
+/// Makes the fetcher of one variant (`DataConnector::_select_data_fetcher`).
+using DataFetcherFactory = std::function<std::shared_ptr<AbstractDataFetcher>()>;
+
+}  // namespace dlreset::loops

@@ -1,0 +1,33 @@
+// Mirrors pytorch_lightning/loops/fit_loop.py @ 1.5.0.
+#include "harness/loops/fit_loop.h"
+
+#include "harness/loops/data_connector.h"
+#include "harness/loops/supporters.h"
+#include "harness/loops/trainer.h"
+
+namespace dlreset::loops {
+
+FitLoop::FitLoop(int max_epochs) : max_epochs_(max_epochs) {}
+
+void FitLoop::connect_trainer(Trainer* trainer) {
+  Loop::connect_trainer(trainer);
+  epoch_loop_.connect_trainer(trainer);
+}
+
+void FitLoop::on_run_start(const RunArgs& /*args*/) { current_epoch_ = 0; }
+
+void FitLoop::on_advance_start(const RunArgs& /*args*/) {
+  trainer_->set_current_epoch(current_epoch_);
+  trainer_->set_stage("train");
+}
+
+void FitLoop::advance(const RunArgs& /*args*/) {
+  std::shared_ptr<AbstractDataFetcher> data_fetcher =
+      trainer_->data_connector().get_profiled_dataloader(trainer_->train_dataloader(), "train");
+  profiler::ProfileScope scope(trainer_->profiler(), "run_training_epoch");
+  epoch_loop_.run(RunArgs{data_fetcher});
+}
+
+void FitLoop::on_advance_end() { ++current_epoch_; }
+
+}  // namespace dlreset::loops

@@ -1,0 +1,31 @@
+// Mirrors pytorch_lightning/loops/fit_loop.py @ 1.5.0.
+#pragma once
+
+#include "harness/loops/base.h"
+#include "harness/loops/training_epoch_loop.h"
+
+namespace dlreset::loops {
+
+/// One advance is one epoch: a new fetcher from the data connector, then the epoch loop.
+class FitLoop : public Loop {
+ public:
+  explicit FitLoop(int max_epochs);
+
+  bool done() const override { return current_epoch_ >= max_epochs_; }
+  void reset() override {}
+  void on_run_start(const RunArgs& args) override;
+  void on_advance_start(const RunArgs& args) override;
+  DLRESET_TRACED void advance(const RunArgs& args) override;
+  void on_advance_end() override;
+  void connect_trainer(Trainer* trainer) override;
+
+  TrainingEpochLoop& epoch_loop() { return epoch_loop_; }
+  int current_epoch() const { return current_epoch_; }
+
+ private:
+  int max_epochs_;
+  int current_epoch_ = 0;
+  TrainingEpochLoop epoch_loop_;
+};
+
+}  // namespace dlreset::loops

@@ -1,0 +1,54 @@
+// Records what a fit did, epoch by epoch: the figures `dlreset run` reports and tests compare.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/loops/callback.h"
+
+namespace dlreset::loops {
+
+struct EpochRecord {
+  double seconds = 0.0;  ///< From the epoch's first batch to the end of its validation.
+  double train_loss = 0.0;  ///< Mean over the epoch's training batches.
+  double val_loss = 0.0;    ///< Mean over the epoch's validation batches (0 if none ran).
+  std::int64_t train_batches = 0;
+  std::int64_t train_samples = 0;
+  std::int64_t val_batches = 0;
+  /// FNV-1a over the training samples' dataset indices, in the order they came: equal digests
+  /// mean the same samples in the same order.
+  std::uint64_t train_order_digest = 0;
+};
+
+/// A Callback that fills one EpochRecord per training epoch, plus the sanity check's time.
+/// Every variant calls the same hooks, so records of different variants compare directly.
+class RunRecorder : public Callback {
+ public:
+  void on_sanity_check_start() override;
+  void on_sanity_check_end() override;
+  void on_train_epoch_start(int epoch, std::int64_t num_batches) override;
+  void on_train_batch_end(const data::Batch& batch, std::int64_t batch_idx, double loss) override;
+  void on_train_epoch_end(int epoch) override;
+  void on_validation_start(const std::string& stage, std::int64_t num_batches) override;
+  void on_validation_batch_end(const data::Batch& batch, std::int64_t batch_idx, double loss) override;
+
+  const std::vector<EpochRecord>& epochs() const { return epochs_; }
+  double sanity_check_seconds() const { return sanity_check_seconds_; }
+
+  /// The digest as 16 hex digits.
+  static std::string hex(std::uint64_t digest);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::vector<EpochRecord> epochs_;
+  EpochRecord current_;
+  double val_loss_sum_ = 0.0;
+  bool validating_ = false;  ///< Validation batches of the sanity check are not an epoch's.
+  Clock::time_point epoch_start_{};
+  Clock::time_point sanity_start_{};
+  double sanity_check_seconds_ = 0.0;
+};
+
+}  // namespace dlreset::loops

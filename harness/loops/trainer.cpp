@@ -1,0 +1,107 @@
+// Mirrors pytorch_lightning/trainer/trainer.py @ 1.5.0.
+#include "harness/loops/trainer.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "harness/loops/data_connector.h"
+#include "harness/loops/evaluation_loop.h"
+#include "harness/loops/fit_loop.h"
+#include "harness/loops/supporters.h"
+#include "harness/trace/event_log.h"
+
+namespace dlreset::loops {
+
+namespace {
+std::int64_t limited(std::int64_t available, std::int64_t limit) {
+  return limit < 0 ? available : std::min(available, limit);
+}
+}  // namespace
+
+Trainer::Trainer(TrainerOptions options) : options_(std::move(options)) {
+  if (options_.max_epochs < 0) {
+    throw std::invalid_argument("max_epochs must be 0 or more, got " +
+                                std::to_string(options_.max_epochs) + ".");
+  }
+  if (options_.profiler != nullptr) {
+    profiler_ = options_.profiler;
+  } else {
+    default_profiler_ = std::make_unique<profiler::PassThroughProfiler>();
+    profiler_ = default_profiler_.get();
+  }
+  data_connector_ = std::make_unique<DataConnector>(*this, options_.data_fetcher);
+  fit_loop_ = std::make_unique<FitLoop>(options_.max_epochs);
+  fit_loop_->connect_trainer(this);
+}
+
+Trainer::~Trainer() = default;
+
+LightningModule& Trainer::lightning_module() {
+  if (model_ == nullptr) throw std::logic_error("The Trainer has no model: call fit(model, ...).");
+  return *model_;
+}
+
+std::int64_t Trainer::num_training_batches() const {
+  return train_dataloader_ ? limited(train_dataloader_->size(), options_.limit_train_batches) : 0;
+}
+
+std::int64_t Trainer::num_val_batches() const {
+  return val_dataloader_ ? limited(val_dataloader_->size(), options_.limit_val_batches) : 0;
+}
+
+std::int64_t Trainer::num_sanity_val_batches() const {
+  return limited(num_val_batches(), options_.num_sanity_val_steps);
+}
+
+EvaluationLoop& Trainer::evaluation_loop() { return fit_loop_->epoch_loop().val_loop(); }
+
+void Trainer::update_event_context() {
+  trace::EventLog::global().set_context({current_epoch_, phase_, stage_});
+}
+
+void Trainer::set_stage(const std::string& stage) {
+  stage_ = stage;
+  update_event_context();
+}
+
+void Trainer::set_current_epoch(int epoch) {
+  current_epoch_ = epoch;
+  update_event_context();
+}
+
+void Trainer::fit(LightningModule& model, std::shared_ptr<data::DataLoader> train_dataloader,
+                  std::shared_ptr<data::DataLoader> val_dataloader) {
+  if (!train_dataloader) throw std::invalid_argument("fit() needs a train dataloader.");
+  model_ = &model;
+  train_dataloader_ = std::make_shared<CombinedLoader>(std::move(train_dataloader));
+  val_dataloader_ = std::move(val_dataloader);
+  phase_ = "fit";
+  current_epoch_ = 0;
+  set_stage("train");
+  run_train();
+  call_hook([](Callback& callback) { callback.on_fit_end(); });
+  post_dispatch();
+}
+
+void Trainer::run_train() {
+  run_sanity_check();
+  set_stage("train");
+  fit_loop_->run();
+}
+
+void Trainer::run_sanity_check() {
+  if (num_sanity_val_batches() <= 0) return;
+  set_stage("sanity_check");
+  call_hook([](Callback& callback) { callback.on_sanity_check_start(); });
+  evaluation_loop().run();
+  call_hook([](Callback& callback) { callback.on_sanity_check_end(); });
+}
+
+void Trainer::post_dispatch() {
+  phase_ = "teardown";
+  update_event_context();
+  data_connector_->teardown();
+  trace::EventLog::global().set_context({});
+}
+
+}  // namespace dlreset::loops

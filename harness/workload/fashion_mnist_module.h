@@ -1,0 +1,47 @@
+// The workload every variant runs: a LeNet-sized CNN on 28×28 Fashion-MNIST images.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "harness/loops/lightning_module.h"
+
+namespace dlreset::workload {
+
+struct WorkloadOptions {
+  std::string optimizer = "sgd";  ///< "sgd" (with momentum) or "adam"
+  double learning_rate = 0.05;    ///< For adam, 1e-3 is the usual choice.
+  double momentum = 0.9;          ///< sgd only
+  std::string device = "auto";    ///< auto, cpu or cuda
+  /// LibTorch's intra-op threads on CPU. One is fastest here: a LeNet step takes ~15 ms with
+  /// one thread and ~70 ms with two on a 2-core machine (DESIGN §7), and the DataLoader's
+  /// workers want the other core.
+  int intra_op_threads = 1;
+  /// Seeds the weights. On CPU the same seed and the same batches give bit-identical losses.
+  std::uint64_t seed = 0;
+};
+
+/// conv(1→6, 5×5, pad 2) → relu → maxpool 2 → conv(6→16, 5×5) → relu → maxpool 2 →
+/// fc 400→120 → relu → fc 120→84 → relu → fc 84→10; cross-entropy loss. Batches move to the
+/// device with non-blocking copies when they come from pinned memory.
+class FashionMnistModule : public loops::LightningModule {
+ public:
+  explicit FashionMnistModule(WorkloadOptions options = {});
+  ~FashionMnistModule() override;
+
+  double training_step(const data::Batch& batch, std::int64_t batch_idx) override;
+  double validation_step(const data::Batch& batch, std::int64_t batch_idx) override;
+  data::Batch transfer_batch_to_device(data::Batch batch) override;
+
+  bool on_cuda() const;
+  const std::string& device_name() const;
+  /// Waits for queued GPU work (a no-op on CPU): call it before reading a clock.
+  void synchronize() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dlreset::workload

@@ -1,0 +1,27 @@
+// Mirrors pytorch_lightning/utilities/fetching.py @ 1.5.0: DataFetcher.reset and teardown.
+#include "repro/fetching.h"
+
+#include "harness/loops/supporters.h"
+
+namespace dlreset::repro {
+
+void DataFetcher::reset() {
+  batches_.clear();
+  fetched_ = 0;
+  done_ = false;
+  if (auto* combined_loader = dataloader_as<loops::CombinedLoader>()) {
+    combined_loader->reset();
+  }
+  if (auto* dataloader = dataloader_as<data::DataLoader>()) {
+    loops::CombinedLoader::shutdown_workers_and_reset_iterator(*dataloader);
+  }
+  dataloader_iter_ = nullptr;
+}
+
+void DataFetcher::teardown() { reset(); }
+
+std::shared_ptr<loops::AbstractDataFetcher> make_data_fetcher() {
+  return std::make_shared<DataFetcher>();
+}
+
+}  // namespace dlreset::repro

@@ -1,0 +1,18 @@
+// Mirrors pytorch_lightning/utilities/fetching.py @ 1.5.0: DataFetcher.reset and teardown.
+#pragma once
+
+#include <memory>
+
+#include "harness/loops/fetching.h"
+
+namespace dlreset::repro {
+
+class DataFetcher : public loops::DataFetcher {
+ public:
+  DLRESET_TRACED void reset() override;
+  DLRESET_TRACED void teardown() override;
+};
+
+std::shared_ptr<loops::AbstractDataFetcher> make_data_fetcher();
+
+}  // namespace dlreset::repro

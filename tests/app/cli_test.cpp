@@ -1,0 +1,148 @@
+// The `dlreset` command as a user meets it: run as a separate process.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+#include "tests/support/fixtures.h"
+
+namespace dlreset::app {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Result {
+  int status = -1;
+  std::string out;  ///< stdout
+  std::string err;  ///< stderr
+};
+
+/// Runs the dlreset binary with `args` (a shell-quoted string), capturing both streams.
+Result run_dlreset(const std::string& args) {
+  testing::TempDir dir;
+  const std::string err_file = dir.file("stderr");
+  const std::string command = std::string(DLRESET_BINARY) + " " + args + " 2>" + err_file;
+  Result result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  std::array<char, 4096> buffer{};
+  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) result.out.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  FILE* err = std::fopen(err_file.c_str(), "r");
+  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), err)) result.err.append(buffer.data(), n);
+  std::fclose(err);
+  return result;
+}
+
+const char* kSmallRun = "run --epochs 2 --workers 1 --limit-train-batches 3 --limit-val-batches 2 --no-progress";
+
+TEST(Cli, BadValuesExitTwoWithOneLineNamingTheFlag) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run --workers -1", "--workers"},       {"run --workers many", "--workers"},
+      {"run --variant newest", "--variant"},   {"run --start-method clone", "--start-method"},
+      {"run --epochs 0", "--epochs"},          {"run --batch-size 0", "--batch-size"},
+      {"run --limit-train-batches -3", "--limit-train-batches"},
+      {"run --device tpu", "--device"},        {"run --workers", "--workers"},
+      {"run --no-such-flag", "--no-such-flag"}};
+  for (const auto& [args, flag] : cases) {
+    const Result result = run_dlreset(args);
+    EXPECT_EQ(result.status, 2) << args;
+    EXPECT_THAT(result.err, HasSubstr(flag)) << args;
+    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << args << ": " << result.err;
+    EXPECT_EQ(result.out, "") << args;
+  }
+}
+
+TEST(Cli, NoSubcommandIsAUsageError) { EXPECT_EQ(run_dlreset("").status, 2); }
+
+TEST(Cli, HelpListsTheRunFlags) {
+  const Result result = run_dlreset("run --help");
+  EXPECT_EQ(result.status, 0);
+  for (const char* flag : {"--variant", "--workers", "--epochs", "--batch-size", "--no-persistent-workers",
+                           "--start-method", "--limit-train-batches", "--limit-val-batches",
+                           "--num-sanity-val-steps", "--data", "--device", "--seed", "--trace-resets",
+                           "--profiler", "--json", "--no-progress"}) {
+    EXPECT_THAT(result.out, HasSubstr(flag));
+  }
+}
+
+TEST(Cli, MissingDataSetExitsOneNamingTheFile) {
+  const Result result = run_dlreset(std::string(kSmallRun) + " --data /nonexistent/fmnist");
+  EXPECT_EQ(result.status, 1);
+  EXPECT_THAT(result.err, HasSubstr("/nonexistent/fmnist/train-images-idx3-ubyte.gz"));
+}
+
+TEST(Cli, CorruptDataSetExitsOneNamingTheFile) {
+  testing::TempDir dir;
+  testing::write_tiny_idx_set(dir.path(), "train", 20, 28, 28);
+  testing::write_tiny_idx_set(dir.path(), "t10k", 10, 28, 28);
+  FILE* broken = std::fopen(dir.file("t10k-labels-idx1-ubyte.gz").c_str(), "w");
+  std::fputs("not an idx file", broken);
+  std::fclose(broken);
+  const Result result = run_dlreset(std::string(kSmallRun) + " --data " + dir.path());
+  EXPECT_EQ(result.status, 1);
+  EXPECT_THAT(result.err, HasSubstr("t10k-labels-idx1-ubyte.gz"));
+}
+
+TEST(Cli, JsonToStdoutIsTheOnlyThingOnStdout) {
+  const Result result = run_dlreset(std::string(kSmallRun) + " --variant buggy --json -");
+  ASSERT_EQ(result.status, 0) << result.err;
+  const nlohmann::json report = nlohmann::json::parse(result.out);
+  EXPECT_EQ(report["variant"], "buggy");
+  EXPECT_EQ(report["workers"], 1);
+  EXPECT_EQ(report["epochs"], 2);
+  EXPECT_EQ(report["persistent_workers"], true);
+  EXPECT_EQ(report["start_method"], "fork");
+  EXPECT_EQ(report["device"], "cpu");
+  EXPECT_EQ(report["epoch_s"].size(), 2u);
+  EXPECT_EQ(report["loss_per_epoch"].size(), 2u);
+  EXPECT_EQ(report["val_loss_per_epoch"].size(), 2u);
+  EXPECT_EQ(report["train_samples_per_epoch"][0], 3 * 64);
+  EXPECT_EQ(report["train_order_digest_per_epoch"][0].get<std::string>().size(), 16u);
+  EXPECT_EQ(report["train"]["worker_spawns"], 2);
+  EXPECT_EQ(report["train"]["iterator_resets_during_fit"], 1);
+  EXPECT_EQ(report["train"]["iterator_resets_total"], 2);
+  EXPECT_EQ(report["val"]["worker_spawns"], 3);
+  EXPECT_EQ(report["val"]["dataset_loads"], 3);
+  EXPECT_EQ(report["reset_events"].size(), 5u);
+  EXPECT_EQ(report["reset_events"][0]["phase"], "fit");
+  EXPECT_EQ(report["reset_events"][0]["frames"].size(), 0u) << "no frames without tracing";
+}
+
+TEST(Cli, TraceResetsPrintsATracebackAndFillsTheFrames) {
+  const Result result = run_dlreset(std::string(kSmallRun) + " --variant buggy --trace-resets --json -");
+  ASSERT_EQ(result.status, 0) << result.err;
+  EXPECT_THAT(result.err, HasSubstr("Traceback (most recent call last)"));
+  EXPECT_THAT(result.err, HasSubstr("File \"repro/fetching.cpp\", line "));
+  EXPECT_THAT(result.err, HasSubstr("in repro::DataFetcher::reset"));
+  const nlohmann::json report = nlohmann::json::parse(result.out);
+  const nlohmann::json& frames = report["reset_events"][0]["frames"];
+  ASSERT_FALSE(frames.empty());
+  EXPECT_THAT(frames[0].get<std::string>(), HasSubstr("shutdown_workers_and_reset_iterator"));
+}
+
+TEST(Cli, SummaryShowsSpawnsAndResetsPerLoader) {
+  const Result result = run_dlreset(std::string(kSmallRun) + " --variant fixed --profiler");
+  ASSERT_EQ(result.status, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("worker spawns"));
+  EXPECT_THAT(result.out, HasSubstr("Profiler Report"));
+  EXPECT_THAT(result.out, HasSubstr("run_training_epoch"));
+  EXPECT_THAT(result.out, HasSubstr("get_train_batch"));
+  EXPECT_THAT(result.err, Not(HasSubstr("Traceback")));
+}
+
+TEST(Cli, SpawnWorkersRunTheBinaryInWorkerMode) {
+  const Result result = run_dlreset(std::string(kSmallRun) + " --start-method spawn --json -");
+  ASSERT_EQ(result.status, 0) << result.err;
+  const nlohmann::json report = nlohmann::json::parse(result.out);
+  EXPECT_EQ(report["train"]["worker_spawns"], 1);
+  EXPECT_EQ(report["train"]["dataset_loads"], 1);
+}
+
+}  // namespace
+}  // namespace dlreset::app

@@ -1,0 +1,65 @@
+// The fix changes speed, not results: on CPU every variant trains on the same samples in the
+// same order and gets bit-identical losses.
+#include <gtest/gtest.h>
+
+#include "harness/variants/fit_report.h"
+#include "harness/workload/fashion_mnist_module.h"
+#include "tests/support/fixtures.h"
+
+namespace dlreset::variants {
+namespace {
+
+FitReport fit_cnn(Variant variant, int workers) {
+  data::DataLoaderOptions options;
+  options.batch_size = 16;
+  options.num_workers = workers;
+  options.persistent_workers = workers > 0;
+  options.seed = 3;
+  data::SyntheticDatasetOptions dataset;
+  dataset.sample_shape = {1, 28, 28};
+  options.name = "train";
+  options.shuffle = true;
+  auto train = testing::synthetic_loader(128, options, dataset);
+  options.name = "val";
+  options.shuffle = false;
+  auto val = testing::synthetic_loader(64, options, dataset);
+  loops::TrainerOptions trainer;
+  trainer.max_epochs = 3;
+  trainer.limit_train_batches = 4;
+  trainer.limit_val_batches = 2;
+  workload::WorkloadOptions workload;
+  workload.device = "cpu";
+  workload.seed = 7;
+  workload::FashionMnistModule model(workload);
+  return run_fit(variant, model, train, val, trainer);
+}
+
+TEST(VariantParity, EveryVariantGetsBitIdenticalLossesOnCpu) {
+  const FitReport reference = fit_cnn(Variant::vanilla, 2);
+  ASSERT_EQ(reference.epochs.size(), 3u);
+  for (Variant variant : {Variant::buggy, Variant::fixed, Variant::workaround}) {
+    const FitReport report = fit_cnn(variant, 2);
+    ASSERT_EQ(report.epochs.size(), 3u) << to_string(variant);
+    for (std::size_t epoch = 0; epoch < 3; ++epoch) {
+      EXPECT_EQ(report.epochs[epoch].train_order_digest, reference.epochs[epoch].train_order_digest)
+          << to_string(variant) << " epoch " << epoch;
+      EXPECT_EQ(report.epochs[epoch].train_loss, reference.epochs[epoch].train_loss)
+          << to_string(variant) << " epoch " << epoch;
+      EXPECT_EQ(report.epochs[epoch].val_loss, reference.epochs[epoch].val_loss)
+          << to_string(variant) << " epoch " << epoch;
+    }
+  }
+  EXPECT_LT(reference.epochs[2].train_loss, reference.epochs[0].train_loss * 1.5)
+      << "training diverged";
+}
+
+TEST(VariantParity, WorkersDoNotChangeTheResult) {
+  const FitReport in_process = fit_cnn(Variant::buggy, 0);
+  const FitReport with_workers = fit_cnn(Variant::buggy, 2);
+  for (std::size_t epoch = 0; epoch < 3; ++epoch) {
+    EXPECT_EQ(in_process.epochs[epoch].train_loss, with_workers.epochs[epoch].train_loss);
+  }
+}
+
+}  // namespace
+}  // namespace dlreset::variants
