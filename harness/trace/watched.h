@@ -36,7 +36,9 @@ class Watched {
   bool armed() const noexcept { return hook_ != nullptr; }
 
   Watched& operator=(Ptr value) {
-    if (__builtin_expect(hook_ != nullptr, 0) && value == nullptr && value_ != nullptr) {
+    // The new value is tested first: it is already in a register, while the hook is a load,
+    // so a non-null store never touches hook_ and a disarmed null store costs one load.
+    if (value == nullptr && __builtin_expect(hook_ != nullptr, 0) && value_ != nullptr) {
       hook_(context_);
     }
     value_ = std::move(value);

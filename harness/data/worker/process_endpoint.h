@@ -19,7 +19,7 @@ class ProcessEndpoint : public WorkerEndpoint {
 
   Message receive() override;
   bool exit_requested() override;
-  bool send(const Message& message) override { return channel_.send(message); }
+  bool send(Message message) override { return channel_.send(message); }
   void wait_until_exit_requested() override;
 
  private:

@@ -38,8 +38,8 @@ class ThreadEndpoint : public WorkerEndpoint {
     return state_->exit_requested;
   }
 
-  bool send(const Message& message) override {
-    shared_->results.push(message);
+  bool send(Message message) override {
+    shared_->results.push(std::move(message));
     return true;
   }
 

@@ -15,8 +15,9 @@ class WorkerEndpoint {
   /// True when the parent has asked this worker to exit, even if tasks are still queued in
   /// front of that request (PyTorch's done_event): the worker then skips them.
   virtual bool exit_requested() = 0;
-  /// Sends to the parent. Returns false when the parent is gone: the worker then exits.
-  virtual bool send(const Message& message) = 0;
+  /// Sends to the parent. Returns false when the parent is gone: the worker then exits. Takes
+  /// the message by value so the thread back-end can move a batch instead of copying it.
+  virtual bool send(Message message) = 0;
   /// Blocks until the parent asks this worker to exit. The injected hang fault uses it, so a
   /// hung worker can still be shut down in every back-end.
   virtual void wait_until_exit_requested() = 0;

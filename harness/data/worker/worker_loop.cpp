@@ -68,7 +68,7 @@ void worker_loop(WorkerEndpoint& endpoint, Dataset& dataset, const WorkerConfig&
     if (message.type == MessageType::exit) break;
     if (message.type == MessageType::resume) {
       Message ack = lifecycle(MessageType::resume_ack, config);
-      if (!endpoint.send(ack)) return;
+      if (!endpoint.send(std::move(ack))) return;
       continue;
     }
     if (message.type != MessageType::task) continue;
@@ -97,9 +97,9 @@ void worker_loop(WorkerEndpoint& endpoint, Dataset& dataset, const WorkerConfig&
     if (dataset.loads() != loads_before) {
       Message loaded = lifecycle(MessageType::dataset_loaded, config);
       loaded.duration_s = dataset.last_load_seconds();
-      if (!endpoint.send(loaded)) return;
+      if (!endpoint.send(std::move(loaded))) return;
     }
-    if (!endpoint.send(reply)) return;
+    if (!endpoint.send(std::move(reply))) return;
   }
   endpoint.send(lifecycle(MessageType::exiting, config));
 }

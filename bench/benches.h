@@ -1,0 +1,12 @@
+// The benchmark families, registered by bench/main.cpp with the settings of its command line.
+#pragma once
+
+#include "bench/support/bench_config.h"
+
+namespace dlreset::bench {
+
+void register_loader_benchmarks(const BenchConfig& config, DecompressedFashionMnist& files);
+void register_fit_benchmarks(const BenchConfig& config);
+void register_watched_benchmarks();
+
+}  // namespace dlreset::bench
