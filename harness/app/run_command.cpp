@@ -84,7 +84,7 @@ int run_command(const RunOptions& options) {
   RunContext context{&options, model.device_name()};
   if (!options.json_path.empty()) write_json(options.json_path, to_json(report, context));
   if (!options.events_path.empty()) {
-    write_json(options.events_path, events_to_json(report, report.origin_s));
+    write_json(options.events_path, events_to_json(report, context));
   }
   if (!json_to_stdout) {
     std::cout << "\n" << summary_table(report, context);

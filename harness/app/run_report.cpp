@@ -39,7 +39,8 @@ nlohmann::json frames_json(const trace::Event& event) {
 
 }  // namespace
 
-nlohmann::json events_to_json(const variants::FitReport& report, double origin_s) {
+nlohmann::json events_to_json(const variants::FitReport& report, const RunContext& context) {
+  const double origin_s = report.origin_s;
   nlohmann::json events = nlohmann::json::array();
   for (const trace::Event& event : report.events) {
     nlohmann::json entry = {{"kind", trace::to_string(event.kind)},
@@ -53,7 +54,20 @@ nlohmann::json events_to_json(const variants::FitReport& report, double origin_s
     if (event.kind == trace::EventKind::dataset_loaded) entry["duration_s"] = event.duration_s;
     events.push_back(std::move(entry));
   }
-  return events;
+  nlohmann::json epochs = nlohmann::json::array();
+  for (std::size_t e = 0; e < report.epochs.size(); ++e) {
+    epochs.push_back({{"epoch", e},
+                      {"start", report.epochs[e].start_s - origin_s},
+                      {"end", report.epochs[e].end_s - origin_s}});
+  }
+  const RunOptions& options = *context.options;
+  return {{"variant", variants::to_string(report.variant)},
+          {"workers", options.workers},
+          {"start_method", data::to_string(options.start_method)},
+          {"persistent_workers", options.persistent_workers},
+          {"total_s", report.total_s},
+          {"epochs", epochs},
+          {"events", events}};
 }
 
 nlohmann::json to_json(const variants::FitReport& report, const RunContext& context) {

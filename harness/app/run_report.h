@@ -17,9 +17,10 @@ struct RunContext {
 
 /// The JSON report (see docs/run-json.md for every field).
 nlohmann::json to_json(const variants::FitReport& report, const RunContext& context);
-/// The worker lifecycle events (spawn, started, dataset_loaded, shutdown, exit) and resets,
-/// with times relative to the start of the fit: what plots/plot_timeline.py draws.
-nlohmann::json events_to_json(const variants::FitReport& report, double origin_s);
+/// The run's settings, its epochs' start and end, and every event of the fit (worker spawn,
+/// started, dataset_loaded, shutdown, exit; iterator resets), with times in seconds since the
+/// fit started: what plots/plot_timeline.py draws (see docs/run-json.md).
+nlohmann::json events_to_json(const variants::FitReport& report, const RunContext& context);
 /// The summary table printed at the end of a run.
 std::string summary_table(const variants::FitReport& report, const RunContext& context);
 

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "harness/trace/event_log.h"
+
 namespace dlreset::loops {
 
 namespace {
@@ -23,17 +25,17 @@ std::string RunRecorder::hex(std::uint64_t digest) {
   return text;
 }
 
-void RunRecorder::on_sanity_check_start() { sanity_start_ = Clock::now(); }
+void RunRecorder::on_sanity_check_start() { sanity_start_s_ = trace::monotonic_now_s(); }
 
 void RunRecorder::on_sanity_check_end() {
-  sanity_check_seconds_ = std::chrono::duration<double>(Clock::now() - sanity_start_).count();
+  sanity_check_seconds_ = trace::monotonic_now_s() - sanity_start_s_;
 }
 
 void RunRecorder::on_train_epoch_start(int /*epoch*/, std::int64_t /*num_batches*/) {
   current_ = EpochRecord{};
   current_.train_order_digest = kFnvOffset;
   val_loss_sum_ = 0.0;
-  epoch_start_ = Clock::now();
+  current_.start_s = trace::monotonic_now_s();
 }
 
 void RunRecorder::on_train_batch_end(const data::Batch& batch, std::int64_t /*batch_idx*/,
@@ -58,7 +60,8 @@ void RunRecorder::on_validation_batch_end(const data::Batch& /*batch*/, std::int
 }
 
 void RunRecorder::on_train_epoch_end(int /*epoch*/) {
-  current_.seconds = std::chrono::duration<double>(Clock::now() - epoch_start_).count();
+  current_.end_s = trace::monotonic_now_s();
+  current_.seconds = current_.end_s - current_.start_s;
   if (current_.train_batches > 0) current_.train_loss /= static_cast<double>(current_.train_batches);
   if (current_.val_batches > 0) current_.val_loss = val_loss_sum_ / static_cast<double>(current_.val_batches);
   epochs_.push_back(current_);

@@ -1,7 +1,6 @@
 // Records what a fit did, epoch by epoch: the figures `dlreset run` reports and tests compare.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -11,7 +10,9 @@
 namespace dlreset::loops {
 
 struct EpochRecord {
-  double seconds = 0.0;  ///< From the epoch's first batch to the end of its validation.
+  double seconds = 0.0;  ///< From the epoch's start to the end of its validation.
+  double start_s = 0.0;  ///< Monotonic clock (trace::monotonic_now_s), like the event log's.
+  double end_s = 0.0;
   double train_loss = 0.0;  ///< Mean over the epoch's training batches.
   double val_loss = 0.0;    ///< Mean over the epoch's validation batches (0 if none ran).
   std::int64_t train_batches = 0;
@@ -41,13 +42,11 @@ class RunRecorder : public Callback {
   static std::string hex(std::uint64_t digest);
 
  private:
-  using Clock = std::chrono::steady_clock;
   std::vector<EpochRecord> epochs_;
   EpochRecord current_;
   double val_loss_sum_ = 0.0;
   bool validating_ = false;  ///< Validation batches of the sanity check are not an epoch's.
-  Clock::time_point epoch_start_{};
-  Clock::time_point sanity_start_{};
+  double sanity_start_s_ = 0.0;
   double sanity_check_seconds_ = 0.0;
 };
 
