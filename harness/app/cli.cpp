@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 
+#include "harness/app/demo_command.h"
 #include "harness/app/run_options.h"
 #include "harness/data/errors.h"
 #include "harness/workload/device.h"
@@ -37,6 +38,8 @@ const std::map<std::string, std::string>& accepted_values() {
       {"--seed", "an unsigned integer"},
       {"--json", "a file path, or - for stdout"},
       {"--events", "a file path, or - for stdout"},
+      {"--step", "an integer from 1 to 6 (the demo's steps)"},
+      {"--color", "auto, always or never"},
   };
   return accepted;
 }
@@ -111,6 +114,28 @@ void add_run_options(CLI::App& run, RunOptions& options, std::string& variant, s
   run.add_flag("--no-progress", no_progress, "No progress bar on stderr");
 }
 
+void add_demo_options(CLI::App& demo, DemoOptions& options, std::string& color, std::string& method) {
+  demo.add_flag("--interactive", options.interactive, "Wait for Enter between steps");
+  demo.add_option("--step", options.step, "Run only this step (1 to 6)")->check(CLI::Range(1, kDemoSteps));
+  demo.add_option("--color", color, "Colour the output: auto (on a terminal), always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  demo.add_option("--workers", options.workers, "DataLoader workers per loader in the runs")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  demo.add_option("--start-method", method, "How workers start: thread, fork or spawn")
+      ->check(CLI::IsMember({"thread", "fork", "spawn"}))
+      ->capture_default_str();
+  demo.add_option("--epochs", options.epochs, "Epochs per run")->check(CLI::Range(2, 1000))->capture_default_str();
+  demo.add_option("--limit-train-batches", options.limit_train_batches, "Training batches per epoch")
+      ->check(CLI::Range(std::int64_t{1}, std::numeric_limits<std::int64_t>::max()))
+      ->capture_default_str();
+  demo.add_option("--limit-val-batches", options.limit_val_batches, "Validation batches per epoch")
+      ->check(CLI::Range(std::int64_t{1}, std::numeric_limits<std::int64_t>::max()))
+      ->capture_default_str();
+  demo.add_option("--data", options.data_dir, "Directory of the Fashion-MNIST IDX files")->capture_default_str();
+}
+
 }  // namespace
 
 int main_cli(int argc, char** argv) {
@@ -130,6 +155,14 @@ int main_cli(int argc, char** argv) {
       "run", "Fit a CNN on Fashion-MNIST with one variant; report epoch times, worker spawns, "
              "iterator resets and dataset loads per loader");
   add_run_options(*run, run_options, variant, method, no_persistent, no_pin, no_progress);
+
+  DemoOptions demo_options;
+  std::string demo_color = "auto";
+  std::string demo_method = data::to_string(demo_options.start_method);
+  CLI::App* demo = app.add_subcommand(
+      "demo", "Walk through the investigation of the bug in six steps: symptom, profiler, anomaly, "
+              "hook, root cause, fix (for workshops; under two minutes with the defaults)");
+  add_demo_options(*demo, demo_options, demo_color, demo_method);
 
   try {
     app.parse(argc, argv);
@@ -158,6 +191,13 @@ int main_cli(int argc, char** argv) {
         return kExitUsage;
       }
       return run_command(run_options);
+    }
+    if (demo->parsed()) {
+      demo_options.color = demo_color == "always"  ? ColorMode::always
+                           : demo_color == "never" ? ColorMode::never
+                                                   : ColorMode::automatic;
+      demo_options.start_method = *data::parse_start_method(demo_method);
+      return demo_command(demo_options);
     }
   } catch (const data::DatasetError& error) {
     std::cerr << "dlreset: the data set cannot be used: " << error.what() << "\n";

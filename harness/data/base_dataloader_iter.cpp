@@ -1,3 +1,4 @@
+// Mirrors _BaseDataLoaderIter of torch/utils/data/dataloader.py @ v1.10.0.
 #include "harness/data/base_dataloader_iter.h"
 
 #include "harness/data/collate.h"

@@ -1,3 +1,4 @@
+// Mirrors torch.utils.data.DataLoader (torch/utils/data/dataloader.py @ v1.10.0).
 #include "harness/data/data_loader.h"
 
 #include <sstream>

@@ -1,3 +1,4 @@
+// Mirrors the arguments of torch.utils.data.DataLoader (torch/utils/data/dataloader.py @ v1.10.0).
 #include "harness/data/data_loader_options.h"
 
 namespace dlreset::data {

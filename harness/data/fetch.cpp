@@ -1,3 +1,4 @@
+// Mirrors torch/utils/data/_utils/fetch.py @ v1.10.0 (_MapDatasetFetcher), collating into a RawBatch.
 #include "harness/data/fetch.h"
 
 #include "harness/data/dataset.h"

@@ -1,3 +1,4 @@
+// Mirrors _MultiProcessingDataLoaderIter of torch/utils/data/dataloader.py @ v1.10.0.
 #include "harness/data/multi_processing_dataloader_iter.h"
 
 #include "harness/data/errors.h"

@@ -1,3 +1,4 @@
+// Mirrors torch/utils/data/sampler.py @ v1.10.0: SequentialSampler, RandomSampler and BatchSampler.
 #include <numeric>
 
 #include "harness/data/batch_sampler.h"

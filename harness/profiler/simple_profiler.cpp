@@ -1,3 +1,4 @@
+// Mirrors pytorch_lightning/profiler/simple.py @ 1.5.0.
 #include "harness/profiler/simple_profiler.h"
 
 #include <fmt/format.h>

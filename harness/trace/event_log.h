@@ -54,6 +54,7 @@ struct TraceOptions {
   bool capture_stacks = false;      ///< Capture the stack at every reset.
   std::ostream* print_to = nullptr;  ///< Also print each captured stack here, Python-style.
   MirrorLookup mirror;               ///< Names the upstream file of each printed frame.
+  SourceLookup source;               ///< Shows each printed frame's source line.
 };
 
 /// Thread-safe, append-only log of events. A process has one (`global()`); tests clear it.

@@ -29,6 +29,7 @@ void record_iterator_reset(const std::string& loader) {
       format.drop_innermost.emplace_back(*frame);
     }
     format.mirror = options.mirror;
+    format.source = options.source;
     *options.print_to << format_traceback(event.stack->frames(), format) << std::flush;
   }
   log.record(std::move(event));

@@ -26,8 +26,11 @@ std::vector<StackFrame> StackCapture::frames() const {
   std::vector<StackFrame> out;
   out.reserve(addresses_.size());
   for (const void* address : addresses_) {
+    // Every captured address is a return address: the instruction after the call. One byte
+    // back is inside the call, so the line is the calling line, as Python reports it.
+    const auto* call = static_cast<const char*>(address) - 1;
     boost::stacktrace::frame frame(reinterpret_cast<boost::stacktrace::frame::native_frame_ptr_t>(
-        const_cast<void*>(address)));
+        const_cast<char*>(call)));
     StackFrame symbolized;
     symbolized.function = frame.name();
     symbolized.file = frame.source_file();
@@ -108,9 +111,14 @@ std::string format_traceback(const std::vector<StackFrame>& frames, const Traceb
         << ", in " << short_function_name(frame.function);
     if (options.mirror) {
       const std::string mirrored = options.mirror(frame.file);
-      if (!mirrored.empty()) out << "    [mirrors " << mirrored << "]";
+      if (!mirrored.empty()) out << "  (mirrors " << mirrored << ")";
     }
     out << "\n";
+    if (options.source) {
+      std::string code = options.source(frame.file, frame.line);
+      const auto first = code.find_first_not_of(" \t");
+      if (first != std::string::npos) out << "    " << code.substr(first) << "\n";
+    }
   }
   flush_hidden();
   return out.str();

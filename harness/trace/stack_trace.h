@@ -41,6 +41,9 @@ class StackCapture {
 /// "repro/fetching.cpp" to "pytorch_lightning/utilities/fetching.py @ 1.5.0"); empty if none.
 using MirrorLookup = std::function<std::string(const std::string& source_file)>;
 
+/// The text of line `line` of a repository-relative source file; empty if unknown.
+using SourceLookup = std::function<std::string(const std::string& source_file, int line)>;
+
 struct TracebackOptions {
   /// Shown on the "Traceback" line, e.g. "iterator of loader 'train' set to null (epoch 1, fit)".
   std::string title;
@@ -48,7 +51,10 @@ struct TracebackOptions {
   std::vector<std::string> drop_innermost;
   /// Non-project frames are summarized as one "[N frames outside dlreset]" line.
   bool project_frames_only = true;
+  /// When set, each frame names the upstream file it mirrors.
   MirrorLookup mirror;
+  /// When set, each frame is followed by its source line, as Python shows it.
+  SourceLookup source;
 };
 
 /// Renders frames (innermost first, as `StackCapture::frames()` returns them) like a Python

@@ -2,12 +2,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <string>
 
+#include "tests/support/command.h"
 #include "tests/support/fixtures.h"
 
 namespace dlreset::app {
@@ -16,28 +13,10 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct Result {
-  int status = -1;
-  std::string out;  ///< stdout
-  std::string err;  ///< stderr
-};
+using Result = testing::CommandResult;
 
-/// Runs the dlreset binary with `args` (a shell-quoted string), capturing both streams.
-Result run_dlreset(const std::string& args) {
-  testing::TempDir dir;
-  const std::string err_file = dir.file("stderr");
-  const std::string command = std::string(DLRESET_BINARY) + " " + args + " 2>" + err_file;
-  Result result;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  std::array<char, 4096> buffer{};
-  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) result.out.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  FILE* err = std::fopen(err_file.c_str(), "r");
-  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), err)) result.err.append(buffer.data(), n);
-  std::fclose(err);
-  return result;
-}
+/// Runs the dlreset binary with `args` (a shell-quoted string).
+Result run_dlreset(const std::string& args) { return testing::run_shell(testing::dlreset_binary() + " " + args); }
 
 const char* kSmallRun = "run --epochs 2 --workers 1 --limit-train-batches 3 --limit-val-batches 2 --no-progress";
 

@@ -16,7 +16,9 @@ using ::testing::HasSubstr;
 FitReport traced_fit(Variant variant) {
   trace::EventLog& log = trace::EventLog::global();
   const trace::TraceOptions saved = log.trace_options();
-  log.set_trace_options({/*capture_stacks=*/true, nullptr, nullptr});
+  trace::TraceOptions tracing;
+  tracing.capture_stacks = true;
+  log.set_trace_options(tracing);
   data::DataLoaderOptions options;
   options.batch_size = 4;
   options.num_workers = 1;

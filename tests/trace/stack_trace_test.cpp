@@ -56,7 +56,10 @@ TEST(ResetTrace, RecordsAnEventWithAStackNamingTheCaller) {
   EventLog& log = EventLog::global();
   const TraceOptions saved = log.trace_options();
   std::ostringstream printed;
-  log.set_trace_options({/*capture_stacks=*/true, &printed, nullptr});
+  TraceOptions tracing;
+  tracing.capture_stacks = true;
+  tracing.print_to = &printed;
+  log.set_trace_options(tracing);
   log.clear();
   log.set_context({3, "fit", "train"});
 

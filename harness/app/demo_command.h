@@ -1,0 +1,36 @@
+// `dlreset demo`: the reporter's investigation of issue #10389, in six steps, for workshops.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "harness/data/data_loader_options.h"
+
+#ifndef DLRESET_DATA_DIR
+#define DLRESET_DATA_DIR "/usr/share/datasets/fashion-mnist"
+#endif
+
+namespace dlreset::app {
+
+enum class ColorMode { automatic, always, never };
+
+/// The demo's embedded defaults keep the whole walk-through under two minutes on a 2-core
+/// machine while every step still shows its point.
+struct DemoOptions {
+  bool interactive = false;  ///< Wait for Enter between steps.
+  int step = 0;              ///< 1..6 runs that step alone; 0 runs all six.
+  ColorMode color = ColorMode::automatic;
+  int workers = 2;
+  data::StartMethod start_method = data::StartMethod::fork;
+  int epochs = 3;
+  std::int64_t limit_train_batches = 30;
+  std::int64_t limit_val_batches = 5;
+  std::string data_dir = DLRESET_DATA_DIR;
+};
+
+inline constexpr int kDemoSteps = 6;
+
+/// Runs the demo, writing to stdout; returns the exit status.
+int demo_command(const DemoOptions& options);
+
+}  // namespace dlreset::app

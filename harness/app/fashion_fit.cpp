@@ -1,0 +1,65 @@
+#include "harness/app/fashion_fit.h"
+
+#include "harness/app/embedded_sources.h"
+#include "harness/data/data_loader.h"
+#include "harness/data/idx_dataset.h"
+#include "harness/workload/fashion_mnist_module.h"
+
+namespace dlreset::app {
+
+namespace {
+
+std::shared_ptr<data::DataLoader> fashion_loader(const RunOptions& options, const std::string& split,
+                                                 const std::string& name, bool shuffle) {
+  data::DataLoaderOptions loader;
+  loader.name = name;
+  loader.batch_size = options.batch_size;
+  loader.shuffle = shuffle;
+  loader.num_workers = options.workers;
+  loader.persistent_workers = options.persistent_workers && options.workers > 0;
+  loader.pin_memory = options.pin_memory;
+  loader.start_method = options.start_method;
+  loader.seed = options.seed;
+  return std::make_shared<data::DataLoader>(
+      std::shared_ptr<data::Dataset>(data::make_fashion_mnist(options.data_dir, split)), loader);
+}
+
+}  // namespace
+
+FashionFit fit_fashion_mnist(const RunOptions& options, const FitHooks& hooks) {
+  workload::WorkloadOptions workload;
+  workload.device = options.device;
+  workload.optimizer = options.optimizer;
+  workload.learning_rate = options.learning_rate;
+  workload.intra_op_threads = options.intra_op_threads;
+  workload.seed = options.seed;
+  workload::FashionMnistModule model(workload);
+
+  // The report's validation loader had the same worker settings as its training loader.
+  auto train = fashion_loader(options, "train", "train", /*shuffle=*/true);
+  auto val = fashion_loader(options, "t10k", "val", /*shuffle=*/false);
+
+  loops::TrainerOptions trainer;
+  trainer.max_epochs = options.epochs;
+  trainer.limit_train_batches = options.limit_train_batches;
+  trainer.limit_val_batches = options.limit_val_batches;
+  trainer.num_sanity_val_steps = options.num_sanity_val_steps;
+  trainer.profiler = hooks.profiler;
+  trainer.callbacks = hooks.callbacks;
+  if (hooks.on_ready) hooks.on_ready(model.device_name());
+  FashionFit fit;
+  fit.device = model.device_name();
+  fit.report = variants::run_fit(options.variant, model, train, val, trainer);
+  return fit;
+}
+
+trace::TraceOptions traceback_options(std::ostream& out) {
+  trace::TraceOptions options;
+  options.capture_stacks = true;
+  options.print_to = &out;
+  options.mirror = &mirrored_file;
+  options.source = &source_line;
+  return options;
+}
+
+}  // namespace dlreset::app

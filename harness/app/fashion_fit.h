@@ -1,0 +1,39 @@
+// One fit of the Fashion-MNIST workload from RunOptions: what `dlreset run` and `dlreset demo`
+// both do.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "harness/app/run_options.h"
+#include "harness/loops/callback.h"
+#include "harness/profiler/profiler.h"
+#include "harness/trace/event_log.h"
+#include "harness/variants/fit_report.h"
+
+namespace dlreset::app {
+
+struct FitHooks {
+  std::vector<loops::Callback*> callbacks;
+  profiler::Profiler* profiler = nullptr;
+  /// Called once the model is built, before the fit (e.g. to print the device).
+  std::function<void(const std::string& device)> on_ready;
+};
+
+struct FashionFit {
+  variants::FitReport report;
+  std::string device;
+};
+
+/// Builds the train (60000 images, shuffled) and val (t10k, in order) loaders with the
+/// options' worker settings, the CNN, and fits with the options' variant. Throws DatasetError
+/// for a missing or corrupt data set.
+FashionFit fit_fashion_mnist(const RunOptions& options, const FitHooks& hooks = {});
+
+/// Trace options that capture every reset's stack and print it to `out` as a traceback whose
+/// frames carry their source line and the upstream file they mirror (from the sources embedded
+/// in the binary).
+trace::TraceOptions traceback_options(std::ostream& out);
+
+}  // namespace dlreset::app
