@@ -84,7 +84,8 @@ TEST(ResetTrace, RecordsAnEventWithAStackNamingTheCaller) {
 
   const std::string text = printed.str();
   EXPECT_THAT(text, HasSubstr("Traceback (most recent call last)"));
-  EXPECT_THAT(text, HasSubstr("::caller_that_nulls_the_field\n"));
+  // The fallback back-end names a frame that holds inlined code by its unqualified name.
+  EXPECT_THAT(text, HasSubstr("caller_that_nulls_the_field\n"));
   EXPECT_THAT(text, HasSubstr("File \"tests/trace/stack_trace_test.cpp\", line "));
   EXPECT_THAT(text, Not(HasSubstr("record_iterator_reset")));
   // Innermost last, like Python: the caller comes after the test body that called it.
