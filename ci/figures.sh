@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Makes every figure and table of docs/results.md from scratch on this machine, into OUTDIR
+# (default out/figures): a Release build, the benchmark families, the dlreset run sweep, the
+# plots, and report.md with the tables and targets. About 25 minutes on a 2-core machine. Run it
+# on an otherwise idle machine: ratios are measured side by side, but a busy machine still
+# widens every range.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-out/figures}"
+
+ci/install-deps.sh
+cmake --preset release >/dev/null
+cmake --build --preset release --target dlreset dlreset_bench
+bench=build-release/bin/dlreset_bench
+python=/usr/bin/python3
+mkdir -p "$out"
+rm -rf "$out/events"
+
+# Repetitions run in a random order, so no family owns the quiet (or the busy) minutes.
+common=(--benchmark_repetitions=3 --benchmark_enable_random_interleaving=true
+        --benchmark_out_format=json --benchmark_counters_tabular=true)
+
+echo "== Loader, worker start-up and watched-store benchmarks"
+"$bench" "${common[@]}" --benchmark_out="$out/bench-loader.json" \
+  --benchmark_filter='BM_LoaderEpoch|BM_LibTorchLoaderEpoch|BM_WorkerStartup|BM_WatchedStore'
+
+echo "== Whole fits and the compute-only floor (5 epochs of 50 + 10 batches)"
+"$bench" "${common[@]}" --benchmark_out="$out/bench-fit.json" \
+  --benchmark_filter='BM_Fit|BM_ComputeOnly'
+
+echo "== dlreset run sweep (5 epochs of 50 + 10 batches, fork and spawn, 3 repetitions)"
+"$python" plots/sweep.py --dlreset build-release/bin/dlreset --variants buggy,fixed,vanilla \
+  --workers 0,1,2,4 --start-methods fork,spawn --epochs 5 --limit-train-batches 50 \
+  --limit-val-batches 10 --repeat 3 --events-dir "$out/events" --out "$out/sweep.json"
+
+echo "== Figures and tables"
+"$python" plots/plot_workers.py "$out/sweep.json" --out "$out/workers_vs_time"
+"$python" plots/plot_workers.py "$out/bench-fit.json" --out "$out/bench_workers_vs_time"
+"$python" plots/plot_epochs.py "$out/sweep.json" --workers 2,4 --out "$out/epochs"
+for start in fork spawn; do
+  "$python" plots/plot_timeline.py "$out/events/events-buggy-$start-w2-r0.json" \
+    "$out/events/events-fixed-$start-w2-r0.json" --out "$out/timeline-$start"
+done
+"$python" plots/report.py --cores "$(nproc)" "$out/bench-loader.json" "$out/bench-fit.json" \
+  "$out/sweep.json" > "$out/report.md"
+echo "Wrote $out/report.md and the figures in $out/."
