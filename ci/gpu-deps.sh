@@ -179,6 +179,7 @@ step="writing the manifest"
 } >"$deps/MANIFEST"
 
 step="checking the size of what travels"
+rm -rf "$deps/.staging"
 deps_bytes=$(du -sb "$deps" | cut -f1)
 tracked_bytes=$(git ls-files -z | xargs -0 cat | wc -c)
 total_mib=$(( (deps_bytes + tracked_bytes + 1048575) / 1048576 ))
