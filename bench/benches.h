@@ -9,4 +9,8 @@ void register_loader_benchmarks(const BenchConfig& config, DecompressedFashionMn
 void register_fit_benchmarks(const BenchConfig& config);
 void register_watched_benchmarks();
 
+/// Runs a training and a validation step once on `config.device` when it is a GPU, before any
+/// benchmark is timed (see fit_bench.cpp).
+void warm_up_device(const BenchConfig& config);
+
 }  // namespace dlreset::bench

@@ -1,14 +1,17 @@
 // dlreset_bench: Google Benchmark's flags, plus the workload of the fit families:
 //   --data=DIR  --epochs=N  --limit-train-batches=N  --limit-val-batches=N  --batch-size=N
+//   --device=auto|cpu|cuda
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bench/benches.h"
+#include "harness/workload/device.h"
 
 namespace {
 
@@ -43,6 +46,8 @@ bool parse_own_flags(int& argc, char** argv, dlreset::bench::BenchConfig& config
     } else if (const char* v = value_of("--batch-size")) {
       if (!positive(v, number, "--batch-size")) return false;
       config.batch_size = static_cast<int>(number);
+    } else if (const char* v = value_of("--device")) {
+      config.device = v;
     } else {
       rest.push_back(argv[i]);
     }
@@ -57,12 +62,22 @@ bool parse_own_flags(int& argc, char** argv, dlreset::bench::BenchConfig& config
 int main(int argc, char** argv) {
   dlreset::bench::BenchConfig config;
   if (!parse_own_flags(argc, argv, config)) return 2;
+  dlreset::workload::DeviceChoice device;
+  try {
+    device = dlreset::workload::resolve_device(config.device);
+  } catch (const std::invalid_argument& error) {
+    std::cerr << "dlreset_bench: --device: " << error.what() << "\n";
+    return 2;
+  }
+  // In the JSON's context, so that every figure says where its model ran.
+  benchmark::AddCustomContext("dlreset_device", device.description);
   dlreset::bench::DecompressedFashionMnist files(config.data_dir);
   dlreset::bench::register_loader_benchmarks(config, files);
   dlreset::bench::register_fit_benchmarks(config);
   dlreset::bench::register_watched_benchmarks();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  if (device.cuda) dlreset::bench::warm_up_device(config);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs with apt-get only the Debian 12 packages that are missing; quiet when all are there,
-# loud and non-zero when apt-get fails. Safe to run again and again.
+# loud and non-zero when apt-get fails. Safe to run again and again. Extra package names given as
+# arguments are checked and installed the same way (ci/gpu-deps.sh adds dpkg-dev).
 set -euo pipefail
 
 packages=(
@@ -11,6 +12,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev
   python3-matplotlib
   dataset-fashion-mnist
+  "$@"
 )
 
 missing=()

@@ -14,6 +14,9 @@ struct BenchConfig {
   long limit_train_batches = 50;
   long limit_val_batches = 10;
   int batch_size = 64;
+  /// Where the model runs: auto, cpu or cuda. The GPU figures ask for cuda, so that a LibTorch
+  /// that cannot see the GPU stops the run instead of quietly measuring the CPU.
+  std::string device = "auto";
 };
 
 /// The Fashion-MNIST files gunzipped into a temporary directory, made on first use and removed

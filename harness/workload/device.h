@@ -10,7 +10,7 @@ namespace dlreset::workload {
 /// accepted values.
 struct DeviceChoice {
   bool cuda = false;
-  std::string description;  ///< "cpu" or "cuda:0 (NVIDIA H200)"
+  std::string description;  ///< "cpu" or "cuda:0"; ci/gpu.sh records the GPU's name apart
 };
 
 DeviceChoice resolve_device(const std::string& requested);
