@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "harness/data/errors.h"
+#include "harness/data/interrupt.h"
 #include "harness/data/worker/process_launch.h"
 #include "harness/data/worker/thread_worker_pool.h"
 #include "harness/trace/event_log.h"
@@ -111,8 +112,10 @@ void ProcessWorkerPool::fail_dead(Worker& worker) {
 }
 
 void ProcessWorkerPool::send(int worker_id, const Message& message) {
-  Worker& worker = workers_.at(static_cast<std::size_t>(worker_id));
-  if (!worker.channel.send(message)) fail_dead(worker);
+  // A message to a worker that died is lost, and the next receive() reports the death: its
+  // socket reads as closed. Throwing here instead made `iter()` itself fail or not depending
+  // on whether a crashing worker had died before the iterator finished priming its tasks.
+  workers_.at(static_cast<std::size_t>(worker_id)).channel.send(message);
 }
 
 std::optional<Message> ProcessWorkerPool::pop_data(Worker& worker) {
@@ -139,6 +142,7 @@ std::optional<Message> ProcessWorkerPool::receive(std::chrono::milliseconds time
     for (Worker& worker : workers_) {
       if (worker.channel.at_eof() && !shut_down_) fail_dead(worker);
     }
+    throw_if_interrupted();
     const int left_ms = milliseconds_left(deadline);
     entries.clear();
     owners.clear();
@@ -149,7 +153,8 @@ std::optional<Message> ProcessWorkerPool::receive(std::chrono::milliseconds time
       }
     }
     if (entries.empty()) return std::nullopt;
-    const int ready = ::poll(entries.data(), entries.size(), left_ms);
+    const int slice_ms = std::min(left_ms, static_cast<int>(kInterruptCheckInterval.count()));
+    const int ready = ::poll(entries.data(), entries.size(), slice_ms);
     if (ready < 0 && errno != EINTR) {
       throw DataLoaderError(std::string("Waiting for DataLoader workers failed: ") +
                             std::strerror(errno) + ".");
