@@ -2,12 +2,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstring>
 #include <iostream>
 #include <limits>
 #include <map>
 
 #include "harness/app/run_options.h"
+#include "harness/app/signal_guard.h"
 #include "harness/data/errors.h"
+#include "harness/data/interrupt.h"
 #include "harness/workload/device.h"
 
 namespace dlreset::app {
@@ -157,8 +160,21 @@ int main_cli(int argc, char** argv) {
         std::cerr << "dlreset: --device: " << error.what() << "\n";
         return kExitUsage;
       }
-      return run_command(run_options);
+      const SignalGuard stop_signals;
+      const int status = run_command(run_options);
+      // A signal that came after the last batch still ends the command as interrupted.
+      if (const int signal_number = data::interrupt_requested()) {
+        std::cerr << "dlreset: interrupted by signal " << signal_number << " ("
+                  << strsignal(signal_number) << ") after the fit had finished.\n";
+        return exit_status_for_signal(signal_number);
+      }
+      return status;
     }
+  } catch (const data::InterruptedError& error) {
+    // Unwinding to here destroyed the loaders: their workers are shut down and reaped.
+    std::cerr << "dlreset: interrupted by signal " << error.signal_number() << " ("
+              << strsignal(error.signal_number()) << "); the DataLoader workers were shut down.\n";
+    return exit_status_for_signal(error.signal_number());
   } catch (const data::DatasetError& error) {
     std::cerr << "dlreset: the data set cannot be used: " << error.what() << "\n";
     return kExitFailure;

@@ -16,6 +16,12 @@ struct ProcessCensus {
   static ProcessCensus take();
 };
 
+/// Pids of the live (not zombie) children of `parent`.
+std::vector<std::int64_t> child_pids(std::int64_t parent);
+
+/// This process's resident set size (VmRSS), in KiB.
+std::int64_t resident_set_kib();
+
 /// True if a process with this pid exists (alive or zombie).
 bool process_exists(std::int64_t pid);
 
