@@ -87,6 +87,31 @@ bool process_exists(std::int64_t pid) {
   return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
+namespace {
+/// True while the process exists and is not a zombie.
+bool process_running(std::int64_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const auto close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
+}  // namespace
+
+std::vector<std::int64_t> wait_until_dead(const std::vector<std::int64_t>& pids, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  std::vector<std::int64_t> left = pids;
+  while (true) {
+    std::vector<std::int64_t> still;
+    for (const std::int64_t pid : left) {
+      if (process_running(pid)) still.push_back(pid);
+    }
+    left = still;
+    if (left.empty() || std::chrono::steady_clock::now() >= deadline) return left;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 std::vector<std::int64_t> wait_until_gone(const std::vector<std::int64_t>& pids, double timeout_s) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   std::vector<std::int64_t> left = pids;
