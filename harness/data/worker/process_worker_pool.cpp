@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "harness/data/errors.h"
 #include "harness/data/interrupt.h"
@@ -24,6 +25,9 @@ using Clock = std::chrono::steady_clock;
 
 /// pidfd_open(2) through syscall(): Debian 12's header declares it without C linkage.
 int open_pidfd(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+
+/// How often reap() asks waitpid() about a child it cannot wait for through a pidfd.
+constexpr std::chrono::milliseconds kReapPollInterval{1};
 
 int milliseconds_left(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -81,13 +85,21 @@ void ProcessWorkerPool::record(int kind, const Worker& worker) const {
 
 void ProcessWorkerPool::reap(Worker& worker, std::chrono::milliseconds timeout, bool kill_after) {
   if (worker.reaped || worker.pid <= 0) return;
+  int status = 0;
+  pid_t done = 0;
   if (worker.pidfd >= 0) {
     pollfd entry{worker.pidfd, POLLIN, 0};
     while (::poll(&entry, 1, static_cast<int>(timeout.count())) < 0 && errno == EINTR) {
     }
+    done = ::waitpid(worker.pid, &status, WNOHANG);
+  } else {
+    // No pidfd: pidfd_open needs Linux 5.3, and valgrind 3.19 does not know the call. Without
+    // this loop the grace period was zero and a worker on its way out was killed.
+    const auto deadline = Clock::now() + timeout;
+    while ((done = ::waitpid(worker.pid, &status, WNOHANG)) == 0 && Clock::now() < deadline) {
+      std::this_thread::sleep_for(kReapPollInterval);
+    }
   }
-  int status = 0;
-  pid_t done = ::waitpid(worker.pid, &status, WNOHANG);
   if (done == 0 && kill_after) {
     ::kill(worker.pid, SIGKILL);
     while ((done = ::waitpid(worker.pid, &status, 0)) < 0 && errno == EINTR) {
