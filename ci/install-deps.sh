@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ pkg-config
+  clang libclang-rt-14-dev valgrind
   libtorch-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libboost-stacktrace-dev zlib1g-dev

@@ -1,14 +1,24 @@
 #include "harness/app/cli.h"
 
 #include <CLI/CLI.hpp>
+#include <unistd.h>
 
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include <cstring>
 #include <iostream>
 #include <limits>
 #include <map>
 
 #include "harness/app/demo_command.h"
 #include "harness/app/run_options.h"
+#include "harness/app/signal_guard.h"
 #include "harness/data/errors.h"
+#include "harness/data/interrupt.h"
 #include "harness/workload/device.h"
 
 namespace dlreset::app {
@@ -33,26 +43,127 @@ const std::map<std::string, std::string>& accepted_values() {
       {"--data", "a directory holding the Fashion-MNIST IDX files"},
       {"--device", "auto, cpu or cuda"},
       {"--optimizer", "sgd or adam"},
-      {"--lr", "a positive number"},
+      {"--lr", "a positive finite number"},
       {"--intra-op-threads", "an integer from 1 to 256"},
-      {"--seed", "an unsigned integer"},
-      {"--json", "a file path, or - for stdout"},
-      {"--events", "a file path, or - for stdout"},
+      {"--seed", "an integer from 0 to 2^64 - 1"},
+      {"--json", "a file path in an existing, writable directory, or - for stdout"},
+      {"--events", "a file path in an existing, writable directory, or - for stdout"},
+      {"--no-persistent-workers", "no value, or true or false"},
+      {"--no-pin-memory", "no value, or true or false"},
+      {"--trace-resets", "no value, or true or false"},
+      {"--profiler", "no value, or true or false"},
+      {"--no-progress", "no value, or true or false"},
       {"--step", "an integer from 1 to 6 (the demo's steps)"},
       {"--color", "auto, always or never"},
+      {"--interactive", "no value, or true or false"},
   };
   return accepted;
 }
 
 std::string usage_message(const CLI::ParseError& error) {
   std::string message = error.what();
+  // The flag is named first ("--workers: ...") by most errors, later by a few ("Could not
+  // convert: --profiler = maybe"); a flag that is a prefix of another must not match it.
+  std::string best;
+  std::size_t best_at = std::string::npos;
   for (const auto& [flag, accepted] : accepted_values()) {
-    if (message.rfind(flag + ":", 0) == 0 || message.rfind(flag + " ", 0) == 0) {
-      message += " (" + flag + " accepts " + accepted + ")";
-      break;
+    for (std::size_t at = message.find(flag); at != std::string::npos;
+         at = message.find(flag, at + 1)) {
+      const std::size_t end = at + flag.size();
+      const bool whole = end == message.size() || message[end] == ':' || message[end] == ' ' ||
+                         message[end] == '=';
+      if (whole && at < best_at) {
+        best = flag;
+        best_at = at;
+      }
     }
   }
+  if (!best.empty()) message += " (" + best + " accepts " + accepted_values().at(best) + ")";
   return message;
+}
+
+/// CLI11's own Range and PositiveNumber checks let through what strtod and strtoull accept
+/// ("nan", "-1" as an unsigned seed, values past 2^64) and print a bound of 300 digits for a
+/// double; these validators read the whole text strictly and say only what was wrong with it,
+/// leaving what the flag accepts to usage_message.
+std::string rejected(const std::string& text) {
+  return "'" + text + "' is not a valid value";
+}
+
+CLI::Validator integer_in(std::int64_t low, std::int64_t high) {
+  return CLI::Validator(
+      [low, high](std::string& text) -> std::string {
+        std::int64_t value = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, error] = std::from_chars(text.data(), end, value);
+        if (text.empty() || error != std::errc() || ptr != end || value < low || value > high) {
+          return rejected(text);
+        }
+        return {};
+      },
+      "INT", "integer_in");
+}
+
+CLI::Validator unsigned_integer() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::uint64_t value = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, error] = std::from_chars(text.data(), end, value);
+        if (text.empty() || error != std::errc() || ptr != end) return rejected(text);
+        return {};
+      },
+      "UINT", "unsigned_integer");
+}
+
+CLI::Validator positive_finite_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE ||
+            !std::isfinite(value) || !(value > 0.0)) {
+          return rejected(text);
+        }
+        return {};
+      },
+      "FLOAT", "positive_finite_number");
+}
+
+/// CLI11 hands a path option the next word even when that word is another flag: `--json
+/// --no-progress` would write the report to a file named "--no-progress" after a whole fit.
+std::string path_problem(const std::string& text) {
+  if (text.empty()) return "an empty path is not valid";
+  if (text.rfind("--", 0) == 0) {
+    return "'" + text + "' is a flag, not a path: the path is missing (write ./" + text +
+           " for a file so named)";
+  }
+  return {};
+}
+
+CLI::Validator path_value() { return CLI::Validator(path_problem, "PATH", "path_value"); }
+
+/// A report path must be writable before the fit starts, not found unwritable after it.
+CLI::Validator output_path() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text == "-") return {};
+        if (std::string problem = path_problem(text); !problem.empty()) return problem;
+        const std::filesystem::path path(text);
+        std::error_code error;
+        if (std::filesystem::is_directory(path, error)) return "'" + text + "' is a directory";
+        const std::filesystem::path parent =
+            path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+        if (!std::filesystem::is_directory(parent, error)) {
+          return "the directory of '" + text + "' does not exist";
+        }
+        if (::access(parent.c_str(), W_OK) != 0) {
+          return "the directory of '" + text + "' is not writable";
+        }
+        return {};
+      },
+      "PATH", "output_path");
 }
 
 void add_run_options(CLI::App& run, RunOptions& options, std::string& variant, std::string& method,
@@ -62,13 +173,13 @@ void add_run_options(CLI::App& run, RunOptions& options, std::string& variant, s
       ->check(CLI::IsMember({"buggy", "fixed", "workaround", "vanilla"}))
       ->capture_default_str();
   run.add_option("--workers", options.workers, "DataLoader workers per loader (0: load in the main process)")
-      ->check(CLI::Range(0, 64))
+      ->check(integer_in(0, 64))
       ->capture_default_str();
   run.add_option("--epochs", options.epochs, "Training epochs")
-      ->check(CLI::Range(1, 100000))
+      ->check(integer_in(1, 100000))
       ->capture_default_str();
   run.add_option("--batch-size", options.batch_size, "Samples per batch")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{60000}))
+      ->check(integer_in(1, 60000))
       ->capture_default_str();
   run.add_flag("--no-persistent-workers", no_persistent,
                "Give the loaders persistent_workers=False (a new set of workers every pass)");
@@ -78,15 +189,17 @@ void add_run_options(CLI::App& run, RunOptions& options, std::string& variant, s
       ->capture_default_str();
   run.add_option("--limit-train-batches", options.limit_train_batches,
                  "Training batches per epoch (default: all 938 at batch size 64)")
-      ->check(CLI::Range(std::int64_t{0}, std::numeric_limits<std::int64_t>::max()));
+      ->check(integer_in(0, std::numeric_limits<std::int64_t>::max()));
   run.add_option("--limit-val-batches", options.limit_val_batches,
                  "Validation batches per epoch (default: all 157 at batch size 64)")
-      ->check(CLI::Range(std::int64_t{0}, std::numeric_limits<std::int64_t>::max()));
+      ->check(integer_in(0, std::numeric_limits<std::int64_t>::max()));
   run.add_option("--num-sanity-val-steps", options.num_sanity_val_steps,
                  "Validation batches of the sanity check before training (-1: all)")
-      ->check(CLI::Range(-1, std::numeric_limits<int>::max()))
+      ->check(integer_in(-1, std::numeric_limits<int>::max()))
       ->capture_default_str();
+  // Whether the directory holds the files is the data set's to say (exit 1, naming the file).
   run.add_option("--data", options.data_dir, "Directory of the Fashion-MNIST IDX files")
+      ->check(path_value())
       ->capture_default_str();
   run.add_option("--device", options.device, "auto (CUDA when available), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
@@ -95,22 +208,25 @@ void add_run_options(CLI::App& run, RunOptions& options, std::string& variant, s
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->capture_default_str();
   run.add_option("--lr", options.learning_rate, "Learning rate")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_finite_number())
       ->capture_default_str();
   run.add_option("--intra-op-threads", options.intra_op_threads,
                  "LibTorch intra-op threads on CPU (1 is fastest on a small machine)")
-      ->check(CLI::Range(1, 256))
+      ->check(integer_in(1, 256))
       ->capture_default_str();
   run.add_option("--seed", options.seed, "Seeds the shuffle, the workers and the weights")
+      ->check(unsigned_integer())
       ->capture_default_str();
   run.add_flag("--trace-resets", options.trace_resets,
                "Print a Python-style traceback to stderr every time a loader's iterator is set "
                "to null (also: DLRESET_TRACE_RESETS=1)");
   run.add_flag("--profiler", options.profiler, "Print Lightning's SimpleProfiler report");
   run.add_option("--json", options.json_path,
-                 "Write the report as JSON to this file (-: stdout, and nothing else goes there)");
+                 "Write the report as JSON to this file (-: stdout, and nothing else goes there)")
+      ->check(output_path());
   run.add_option("--events", options.events_path,
-                 "Write the workers' lifecycle events (spawn, load, shutdown, exit) as JSON");
+                 "Write the workers' lifecycle events (spawn, load, shutdown, exit) as JSON")
+      ->check(output_path());
   run.add_flag("--no-progress", no_progress, "No progress bar on stderr");
 }
 
@@ -134,6 +250,17 @@ void add_demo_options(CLI::App& demo, DemoOptions& options, std::string& color, 
       ->check(CLI::Range(std::int64_t{1}, std::numeric_limits<std::int64_t>::max()))
       ->capture_default_str();
   demo.add_option("--data", options.data_dir, "Directory of the Fashion-MNIST IDX files")->capture_default_str();
+}
+
+/// A signal that came after the last batch (or during the demo's wait for Enter) still ends the
+/// command as interrupted.
+int status_after_signals(int status) {
+  if (const int signal_number = data::interrupt_requested()) {
+    std::cerr << "dlreset: interrupted by signal " << signal_number << " (" << strsignal(signal_number)
+              << ") after the last batch.\n";
+    return exit_status_for_signal(signal_number);
+  }
+  return status;
 }
 
 }  // namespace
@@ -190,15 +317,23 @@ int main_cli(int argc, char** argv) {
         std::cerr << "dlreset: --device: " << error.what() << "\n";
         return kExitUsage;
       }
-      return run_command(run_options);
+      const SignalGuard stop_signals;
+      return status_after_signals(run_command(run_options));
     }
     if (demo->parsed()) {
       demo_options.color = demo_color == "always"  ? ColorMode::always
                            : demo_color == "never" ? ColorMode::never
                                                    : ColorMode::automatic;
       demo_options.start_method = *data::parse_start_method(demo_method);
-      return demo_command(demo_options);
+      // Ctrl-C in a workshop stops a run's workers cleanly, or ends the wait for Enter.
+      const SignalGuard stop_signals;
+      return status_after_signals(demo_command(demo_options));
     }
+  } catch (const data::InterruptedError& error) {
+    // Unwinding to here destroyed the loaders: their workers are shut down and reaped.
+    std::cerr << "dlreset: interrupted by signal " << error.signal_number() << " ("
+              << strsignal(error.signal_number()) << "); the DataLoader workers were shut down.\n";
+    return exit_status_for_signal(error.signal_number());
   } catch (const data::DatasetError& error) {
     std::cerr << "dlreset: the data set cannot be used: " << error.what() << "\n";
     return kExitFailure;

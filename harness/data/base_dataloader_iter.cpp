@@ -2,6 +2,7 @@
 #include "harness/data/base_dataloader_iter.h"
 
 #include "harness/data/collate.h"
+#include "harness/data/interrupt.h"
 #include "harness/trace/event_log.h"
 
 namespace dlreset::data {
@@ -12,6 +13,9 @@ BaseDataLoaderIter::BaseDataLoaderIter(std::shared_ptr<LoaderState> state)
 }
 
 std::optional<RawBatch> BaseDataLoaderIter::next_raw() {
+  // Every batch of every iterator passes here: with 0 workers this is where a pending
+  // interrupt is noticed, between two batches.
+  throw_if_interrupted();
   std::optional<RawBatch> batch = next_data();
   if (batch) ++num_yielded_;
   return batch;

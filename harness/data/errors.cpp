@@ -36,6 +36,13 @@ std::string died_message(const std::string& loader, int worker_id, std::int64_t 
   return out.str();
 }
 
+std::string interrupted_message(int signal_number) {
+  std::ostringstream out;
+  out << "Interrupted by signal " << signal_number << " (" << strsignal(signal_number)
+      << ") while the DataLoader was running; its workers are being shut down.";
+  return out.str();
+}
+
 std::string timeout_message(double timeout_s) {
   std::ostringstream out;
   out << "DataLoader timed out after " << timeout_s
@@ -63,5 +70,8 @@ WorkerDiedError::WorkerDiedError(std::string loader, int worker_id, std::int64_t
 
 DataLoaderTimeoutError::DataLoaderTimeoutError(double timeout_s)
     : DataLoaderError(timeout_message(timeout_s)) {}
+
+InterruptedError::InterruptedError(int signal_number)
+    : std::runtime_error(interrupted_message(signal_number)), signal_number_(signal_number) {}
 
 }  // namespace dlreset::data

@@ -58,4 +58,17 @@ class DataLoaderTimeoutError : public DataLoaderError {
   explicit DataLoaderTimeoutError(double timeout_s);
 };
 
+/// The process was asked to stop (SIGINT, SIGTERM) while it waited for, or asked for, a batch.
+/// Like Python's KeyboardInterrupt it is *not* a DataLoaderError: code that handles loader
+/// failures must not swallow a request to stop. Unwinding it runs the iterators' destructors,
+/// which shut the workers down.
+class InterruptedError : public std::runtime_error {
+ public:
+  explicit InterruptedError(int signal_number);
+  int signal_number() const { return signal_number_; }
+
+ private:
+  int signal_number_;
+};
+
 }  // namespace dlreset::data

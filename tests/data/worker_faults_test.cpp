@@ -5,10 +5,14 @@
 #include <signal.h>
 
 #include <chrono>
+#include <fstream>
+#include <thread>
 
 #include "harness/data/data_loader.h"
 #include "harness/data/errors.h"
+#include "harness/data/interrupt.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
+#include "harness/data/worker/worker_pool.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/process_census.h"
 
@@ -22,6 +26,10 @@ using Clock = std::chrono::steady_clock;
 
 /// PyTorch checks worker health every 5 s; a fault must surface within that.
 constexpr double kFaultDeadlineS = 5.0;
+/// Dataset load work (pseudo-random numbers summed) that keeps a worker busy for tens of
+/// milliseconds on this machine: long enough that tasks are still in flight when a test
+/// interrupts an epoch, short enough that no grace period is needed to finish it.
+constexpr std::int64_t kBusyLoadWork = 10'000'000;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -94,6 +102,211 @@ TEST_P(AnyBackend, HungWorkerTimesOutWithPyTorchsMessage) {
     }
   }  // destroying the iterator must end the hung worker, not wait for it forever
   EXPECT_LT(seconds_since(start), 1.0 + kFaultDeadlineS);
+  expect_clean(baseline);
+}
+
+TEST_P(AnyBackend, LoaderDestroyedMidEpochShutsItsWorkersDownPromptly) {
+  const ProcessCensus baseline = ProcessCensus::take();
+  std::vector<std::int64_t> pids;
+  double destroy_s = 0.0;
+  {
+    SyntheticDatasetOptions dataset;
+    dataset.load_work = kBusyLoadWork;
+    DataLoaderOptions options = worker_options(GetParam(), 2);
+    options.persistent_workers = true;
+    auto loader = synthetic_loader(40, options, dataset);
+    auto it = loader->iter();
+    ASSERT_TRUE(it->next());
+    pids = dynamic_cast<MultiProcessingDataLoaderIter&>(*it).worker_pids();
+    it.reset();  // the loader keeps the persistent iterator, with tasks still in flight
+    const auto start = Clock::now();
+    loader.reset();
+    destroy_s = seconds_since(start);
+  }
+  EXPECT_LT(destroy_s, kFaultDeadlineS) << "the destructor waited for its workers too long";
+  if (GetParam() != StartMethod::thread) {
+    EXPECT_TRUE(testing::wait_until_gone(pids, 3.0).empty()) << "orphaned workers";
+  }
+  expect_clean(baseline);
+}
+
+TEST_P(AnyBackend, LoaderDestroyedWhileAWorkerHangsDoesNotWaitForever) {
+  const ProcessCensus baseline = ProcessCensus::take();
+  const auto start = Clock::now();
+  {
+    SyntheticDatasetOptions dataset;
+    dataset.hang_at = 2;  // batch 1: worker 1 hangs, with no timeout set
+    auto loader = synthetic_loader(12, worker_options(GetParam(), 2), dataset);
+    auto it = loader->iter();
+    ASSERT_TRUE(it->next());
+  }
+  EXPECT_LT(seconds_since(start), kFaultDeadlineS);
+  expect_clean(baseline);
+}
+
+TEST_P(AnyBackend, InterruptEndsAWaitForAHungWorker) {
+  const ProcessCensus baseline = ProcessCensus::take();
+  const auto start = Clock::now();
+  {
+    SyntheticDatasetOptions dataset;
+    dataset.hang_at = 0;  // no timeout: only the interrupt can end the wait
+    auto loader = synthetic_loader(8, worker_options(GetParam(), 1), dataset);
+    auto it = loader->iter();
+    // A signal handler would run on whatever thread the kernel picks: another thread it is.
+    std::thread signaller([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      request_interrupt(SIGINT);
+    });
+    try {
+      it->next();
+      ADD_FAILURE() << "the wait was not interrupted";
+    } catch (const InterruptedError& e) {
+      EXPECT_EQ(e.signal_number(), SIGINT);
+      EXPECT_THAT(e.what(), HasSubstr("Interrupted by signal 2"));
+    }
+    signaller.join();
+    clear_interrupt();
+  }
+  EXPECT_LT(seconds_since(start), 0.2 + kFaultDeadlineS);
+  expect_clean(baseline);
+}
+
+TEST(Interrupt, EndsASingleProcessEpochAtTheNextBatch) {
+  DataLoaderOptions options;
+  options.batch_size = 2;
+  auto loader = synthetic_loader(12, options);
+  auto it = loader->iter();
+  ASSERT_TRUE(it->next());
+  request_interrupt(SIGTERM);
+  request_interrupt(SIGINT);  // the first request wins
+  EXPECT_THROW(
+      {
+        try {
+          it->next();
+        } catch (const InterruptedError& e) {
+          EXPECT_EQ(e.signal_number(), SIGTERM);
+          throw;
+        }
+      },
+      InterruptedError);
+  clear_interrupt();
+  EXPECT_TRUE(it->next()) << "once the request is cleared the iterator goes on";
+}
+
+TEST_P(ProcessBackend, WorkerKilledBeforeTheResumeHandshakeIsReported) {
+  const ProcessCensus baseline = ProcessCensus::take();
+  std::vector<std::int64_t> pids;
+  {
+    DataLoaderOptions options = worker_options(GetParam(), 2);
+    options.persistent_workers = true;
+    auto loader = synthetic_loader(20, options);
+    testing::run_epoch(*loader);
+    pids = dynamic_cast<MultiProcessingDataLoaderIter&>(*loader->iterator().get()).worker_pids();
+    ASSERT_EQ(pids.size(), 2u);
+    ASSERT_EQ(::kill(static_cast<pid_t>(pids[1]), SIGKILL), 0);
+    // iter() of the next epoch resets the kept iterator: resume to every worker, wait for acks.
+    const auto start = Clock::now();
+    try {
+      loader->iter();
+      FAIL() << "the resume handshake did not notice the dead worker";
+    } catch (const WorkerDiedError& e) {
+      EXPECT_EQ(e.pid(), pids[1]);
+      EXPECT_EQ(e.worker_id(), 1);
+      EXPECT_EQ(e.signal(), SIGKILL);
+    }
+    EXPECT_LT(seconds_since(start), kFaultDeadlineS);
+    // Asking again gives the same answer, not a hang on the half-dead iterator.
+    EXPECT_THROW(loader->iter(), WorkerDiedError);
+    // Dropping the iterator, as a user would, gives a working loader with new workers.
+    loader->iterator() = nullptr;
+    EXPECT_EQ(testing::run_epoch(*loader).size(), 20u);
+    EXPECT_EQ(loader->counters().worker_spawns, 4);
+  }
+  EXPECT_TRUE(testing::wait_until_gone(pids, 3.0).empty()) << "orphaned workers";
+  expect_clean(baseline);
+}
+
+TEST_P(ProcessBackend, WorkerKilledWhileTheHandshakeWaitsForItsAckIsReported) {
+  const ProcessCensus baseline = ProcessCensus::take();
+  std::vector<std::int64_t> pids;
+  {
+    SyntheticDatasetOptions dataset;
+    dataset.hang_at = 2;  // batch 1: worker 1 hangs in epoch 1 and cannot ack the resume
+    DataLoaderOptions options = worker_options(GetParam(), 2);
+    options.persistent_workers = true;
+    auto loader = synthetic_loader(20, options, dataset);
+    auto it = loader->iter();
+    ASSERT_TRUE(it->next());
+    pids = dynamic_cast<MultiProcessingDataLoaderIter&>(*it).worker_pids();
+    std::thread killer([pid = pids[1]] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      ::kill(static_cast<pid_t>(pid), SIGKILL);
+    });
+    const auto start = Clock::now();
+    try {
+      loader->iter();  // the handshake: worker 0 acks, worker 1 never will
+      ADD_FAILURE() << "the handshake finished without worker 1's ack";
+    } catch (const WorkerDiedError& e) {
+      EXPECT_EQ(e.pid(), pids[1]);
+      EXPECT_EQ(e.worker_id(), 1);
+      EXPECT_EQ(e.signal(), SIGKILL);
+    }
+    killer.join();
+    EXPECT_LT(seconds_since(start), 0.3 + kFaultDeadlineS);
+  }
+  EXPECT_TRUE(testing::wait_until_gone(pids, 3.0).empty()) << "orphaned workers";
+  expect_clean(baseline);
+}
+
+/// The state letter of /proc/<pid>/stat ('Z' for a zombie), or 0 when there is no such process.
+char process_state(std::int64_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return 0;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() ? line[close + 2] : 0;
+}
+
+TEST_P(ProcessBackend, MessageToADeadWorkerIsReportedByTheNextReceiveNotBySend) {
+  const ProcessCensus baseline = ProcessCensus::take();
+  {
+    std::vector<WorkerLaunch> launches(2);
+    for (int id = 0; id < 2; ++id) {
+      launches[id].config.worker_id = id;
+      launches[id].config.num_workers = 2;
+      launches[id].config.loader = "faulty";
+      SyntheticDatasetOptions dataset;
+      dataset.size = 8;
+      launches[id].dataset = std::make_shared<SyntheticDataset>(dataset);
+    }
+    std::unique_ptr<WorkerPool> pool = start_worker_pool(GetParam(), std::move(launches), {});
+    const std::int64_t pid = pool->pids()[1];
+    ASSERT_EQ(::kill(static_cast<pid_t>(pid), SIGKILL), 0);
+    // A zombie has closed its descriptors: from now on a send to it fails with EPIPE.
+    const auto deadline = Clock::now() + std::chrono::seconds(3);
+    while (process_state(pid) != 'Z' && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_EQ(process_state(pid), 'Z');
+    Message task;
+    task.type = MessageType::task;
+    task.send_idx = 0;
+    task.indices = {0};
+    EXPECT_NO_THROW(pool->send(1, task)) << "iter() would fail while priming its tasks";
+    const auto start = Clock::now();
+    EXPECT_THROW(
+        {
+          try {
+            pool->receive(std::chrono::seconds(5));
+          } catch (const WorkerDiedError& e) {
+            EXPECT_EQ(e.pid(), pid);
+            EXPECT_EQ(e.signal(), SIGKILL);
+            throw;
+          }
+        },
+        WorkerDiedError);
+    EXPECT_LT(seconds_since(start), 1.0) << "a closed socket is seen at once";
+  }
   expect_clean(baseline);
 }
 

@@ -27,14 +27,11 @@ int count_entries(const char* dir_path) {
   return count;
 }
 
-}  // namespace
-
-ProcessCensus ProcessCensus::take() {
-  ProcessCensus census;
-  census.open_fds = count_entries("/proc/self/fd") - 1;  // minus the one opendir holds
-  census.threads = count_entries("/proc/self/task");
-  const pid_t self = ::getpid();
+/// Calls `visit(pid, state)` for every process whose parent is `parent`.
+template <typename Visit>
+void for_each_child(std::int64_t parent, Visit visit) {
   DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return;
   while (const dirent* entry = ::readdir(proc)) {
     const std::string name = entry->d_name;
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
@@ -48,19 +45,71 @@ ProcessCensus ProcessCensus::take() {
     char state = 0;
     long ppid = 0;
     rest >> state >> ppid;
-    if (ppid != self) continue;
+    if (ppid == parent) visit(std::stoll(name), state);
+  }
+  ::closedir(proc);
+}
+
+}  // namespace
+
+ProcessCensus ProcessCensus::take() {
+  ProcessCensus census;
+  census.open_fds = count_entries("/proc/self/fd") - 1;  // minus the one opendir holds
+  census.threads = count_entries("/proc/self/task");
+  for_each_child(::getpid(), [&](std::int64_t, char state) {
     if (state == 'Z') {
       ++census.zombies;
     } else {
       ++census.children;
     }
-  }
-  ::closedir(proc);
+  });
   return census;
+}
+
+std::vector<std::int64_t> child_pids(std::int64_t parent) {
+  std::vector<std::int64_t> pids;
+  for_each_child(parent, [&](std::int64_t pid, char state) {
+    if (state != 'Z') pids.push_back(pid);
+  });
+  return pids;
+}
+
+std::int64_t resident_set_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
+  }
+  return -1;
 }
 
 bool process_exists(std::int64_t pid) {
   return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+namespace {
+/// True while the process exists and is not a zombie.
+bool process_running(std::int64_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const auto close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
+}  // namespace
+
+std::vector<std::int64_t> wait_until_dead(const std::vector<std::int64_t>& pids, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  std::vector<std::int64_t> left = pids;
+  while (true) {
+    std::vector<std::int64_t> still;
+    for (const std::int64_t pid : left) {
+      if (process_running(pid)) still.push_back(pid);
+    }
+    left = still;
+    if (left.empty() || std::chrono::steady_clock::now() >= deadline) return left;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 std::vector<std::int64_t> wait_until_gone(const std::vector<std::int64_t>& pids, double timeout_s) {

@@ -16,8 +16,18 @@ struct ProcessCensus {
   static ProcessCensus take();
 };
 
+/// Pids of the live (not zombie) children of `parent`.
+std::vector<std::int64_t> child_pids(std::int64_t parent);
+
+/// This process's resident set size (VmRSS), in KiB.
+std::int64_t resident_set_kib();
+
 /// True if a process with this pid exists (alive or zombie).
 bool process_exists(std::int64_t pid);
+
+/// Waits up to `timeout_s` for every pid to have stopped running (exited, reaped or not);
+/// returns those still running. An orphan's zombie is reaped by init, on init's schedule.
+std::vector<std::int64_t> wait_until_dead(const std::vector<std::int64_t>& pids, double timeout_s);
 
 /// Waits up to `timeout_s` for every pid to be gone; returns those still there.
 std::vector<std::int64_t> wait_until_gone(const std::vector<std::int64_t>& pids, double timeout_s);

@@ -9,8 +9,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "harness/data/errors.h"
+#include "harness/data/interrupt.h"
 #include "harness/data/worker/process_launch.h"
 #include "harness/data/worker/thread_worker_pool.h"
 #include "harness/trace/event_log.h"
@@ -23,6 +25,9 @@ using Clock = std::chrono::steady_clock;
 
 /// pidfd_open(2) through syscall(): Debian 12's header declares it without C linkage.
 int open_pidfd(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+
+/// How often reap() asks waitpid() about a child it cannot wait for through a pidfd.
+constexpr std::chrono::milliseconds kReapPollInterval{1};
 
 int milliseconds_left(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -80,13 +85,21 @@ void ProcessWorkerPool::record(int kind, const Worker& worker) const {
 
 void ProcessWorkerPool::reap(Worker& worker, std::chrono::milliseconds timeout, bool kill_after) {
   if (worker.reaped || worker.pid <= 0) return;
+  int status = 0;
+  pid_t done = 0;
   if (worker.pidfd >= 0) {
     pollfd entry{worker.pidfd, POLLIN, 0};
     while (::poll(&entry, 1, static_cast<int>(timeout.count())) < 0 && errno == EINTR) {
     }
+    done = ::waitpid(worker.pid, &status, WNOHANG);
+  } else {
+    // No pidfd: pidfd_open needs Linux 5.3, and valgrind 3.19 does not know the call. Without
+    // this loop the grace period was zero and a worker on its way out was killed.
+    const auto deadline = Clock::now() + timeout;
+    while ((done = ::waitpid(worker.pid, &status, WNOHANG)) == 0 && Clock::now() < deadline) {
+      std::this_thread::sleep_for(kReapPollInterval);
+    }
   }
-  int status = 0;
-  pid_t done = ::waitpid(worker.pid, &status, WNOHANG);
   if (done == 0 && kill_after) {
     ::kill(worker.pid, SIGKILL);
     while ((done = ::waitpid(worker.pid, &status, 0)) < 0 && errno == EINTR) {
@@ -111,8 +124,10 @@ void ProcessWorkerPool::fail_dead(Worker& worker) {
 }
 
 void ProcessWorkerPool::send(int worker_id, const Message& message) {
-  Worker& worker = workers_.at(static_cast<std::size_t>(worker_id));
-  if (!worker.channel.send(message)) fail_dead(worker);
+  // A message to a worker that died is lost, and the next receive() reports the death: its
+  // socket reads as closed. Throwing here instead made `iter()` itself fail or not depending
+  // on whether a crashing worker had died before the iterator finished priming its tasks.
+  workers_.at(static_cast<std::size_t>(worker_id)).channel.send(message);
 }
 
 std::optional<Message> ProcessWorkerPool::pop_data(Worker& worker) {
@@ -139,6 +154,7 @@ std::optional<Message> ProcessWorkerPool::receive(std::chrono::milliseconds time
     for (Worker& worker : workers_) {
       if (worker.channel.at_eof() && !shut_down_) fail_dead(worker);
     }
+    throw_if_interrupted();
     const int left_ms = milliseconds_left(deadline);
     entries.clear();
     owners.clear();
@@ -149,7 +165,8 @@ std::optional<Message> ProcessWorkerPool::receive(std::chrono::milliseconds time
       }
     }
     if (entries.empty()) return std::nullopt;
-    const int ready = ::poll(entries.data(), entries.size(), left_ms);
+    const int slice_ms = std::min(left_ms, static_cast<int>(kInterruptCheckInterval.count()));
+    const int ready = ::poll(entries.data(), entries.size(), slice_ms);
     if (ready < 0 && errno != EINTR) {
       throw DataLoaderError(std::string("Waiting for DataLoader workers failed: ") +
                             std::strerror(errno) + ".");

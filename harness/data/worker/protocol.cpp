@@ -61,7 +61,9 @@ class Reader {
  private:
   void take(void* out, std::size_t size) {
     if (size > size_ - offset_) throw std::runtime_error("corrupt worker message");
-    std::memcpy(out, data_ + offset_, size);
+    // An empty vector's data() may be null, and memcpy's pointers must never be, even for 0
+    // bytes (UBSan reports it; an optimizer may assume it).
+    if (size > 0) std::memcpy(out, data_ + offset_, size);
     offset_ += size;
   }
   const std::uint8_t* data_;
@@ -116,7 +118,8 @@ std::uint8_t* FrameDecoder::prepare(std::size_t size) {
   if (free_ < size) {
     // Compact first, then grow: the buffer holds at most a frame or two.
     const std::size_t used = buffer_.size() - free_ - begin_;
-    std::memmove(buffer_.data(), buffer_.data() + begin_, used);
+    // The first call finds the buffer unallocated (data() null): nothing to move then.
+    if (used > 0) std::memmove(buffer_.data(), buffer_.data() + begin_, used);
     begin_ = 0;
     buffer_.resize(std::max(buffer_.size(), used + size));
     free_ = buffer_.size() - used;

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "harness/data/dataset.h"
+#include "harness/data/interrupt.h"
 #include "harness/data/worker/blocking_queue.h"
 #include "harness/trace/event_log.h"
 
@@ -99,12 +100,17 @@ bool ThreadWorkerPool::consume_lifecycle(const Message& message) {
 }
 
 std::optional<Message> ThreadWorkerPool::receive(std::chrono::milliseconds timeout) {
+  using Duration = std::chrono::steady_clock::duration;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
-    const auto left = deadline - std::chrono::steady_clock::now();
-    std::optional<Message> message =
-        shared_->results.pop_for(std::max(left, decltype(left)::zero()));
-    if (!message) return std::nullopt;
+    throw_if_interrupted();
+    const Duration left = std::max(deadline - std::chrono::steady_clock::now(), Duration::zero());
+    const Duration slice = std::min<Duration>(left, kInterruptCheckInterval);
+    std::optional<Message> message = shared_->results.pop_for(slice);
+    if (!message) {
+      if (slice == left) return std::nullopt;
+      continue;
+    }
     if (!consume_lifecycle(*message)) return message;
   }
 }

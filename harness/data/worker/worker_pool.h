@@ -34,7 +34,9 @@ class WorkerPool {
  public:
   virtual ~WorkerPool() = default;
 
-  /// Queues a message for one worker. Throws WorkerDiedError if that worker is gone.
+  /// Queues a message for one worker. A message to a worker that is gone is dropped: the next
+  /// receive() reports the death, as PyTorch's put() into a dead worker's queue succeeds and
+  /// its _get_data reports the death.
   virtual void send(int worker_id, const Message& message) = 0;
   /// The next batch, error or resume_ack from any worker; nullopt once `timeout` has passed.
   /// Lifecycle reports go to the handler on the way. Throws WorkerDiedError when a worker dies.

@@ -1,0 +1,188 @@
+// `dlreset run` stopped by a signal while its workers run: it must shut them down, exit with
+// 128 + the signal, and leave no worker behind; SIGKILL, which no program can handle, must
+// still take the workers with it (PR_SET_PDEATHSIG).
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/fixtures.h"
+#include "tests/support/process_census.h"
+
+extern char** environ;
+
+namespace dlreset::app {
+namespace {
+
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+/// The bound: every worker gone this soon after the signal.
+constexpr double kWorkersGoneS = 2.0;
+/// How long the command may take to exit after the signal before the test calls it hung.
+constexpr double kExitDeadlineS = 6.0;
+/// Generous: a spawned worker starts a program that loads LibTorch (~0.5 s), then loads its
+/// data set (~0.3 s), four at a time on two cores.
+constexpr double kStartDeadlineS = 30.0;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// A `dlreset run` started in the background, its output going to files.
+class RunningCommand {
+ public:
+  explicit RunningCommand(const std::string& start_method) {
+    const std::vector<std::string> args = {
+        DLRESET_BINARY, "run", "--workers", "2", "--start-method", start_method,
+        "--epochs", "1000", "--limit-train-batches", "50", "--limit-val-batches", "5",
+        "--device", "cpu", "--no-progress"};
+    std::vector<char*> argv;
+    for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path().c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path().c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int error = posix_spawn(&pid_, DLRESET_BINARY, &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (error != 0) pid_ = -1;
+  }
+
+  ~RunningCommand() {
+    if (pid_ > 0 && !exited_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  pid_t pid() const { return pid_; }
+  std::string out() const { return read_file(out_path()); }
+  std::string err() const { return read_file(err_path()); }
+
+  /// Waits until the command has started training: its first line is out and it has
+  /// `children` worker processes (train and val loaders, both alive during training).
+  bool wait_until_training(std::size_t children) const {
+    const auto start = Clock::now();
+    while (seconds_since(start) < kStartDeadlineS) {
+      if (out().find("dlreset run:") != std::string::npos &&
+          testing::child_pids(pid_).size() >= children) {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+
+  /// Waits up to `timeout_s` for the command to exit; its wait status, or nullopt.
+  std::optional<int> wait_for_exit(double timeout_s) {
+    const auto start = Clock::now();
+    while (seconds_since(start) < timeout_s) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        exited_ = true;
+        return status;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::string out_path() const { return dir_.file("stdout"); }
+  std::string err_path() const { return dir_.file("stderr"); }
+
+  testing::TempDir dir_;
+  pid_t pid_ = -1;
+  bool exited_ = false;
+};
+
+struct SignalCase {
+  int signal_number;
+  const char* start_method;
+};
+
+class StopSignal : public ::testing::TestWithParam<SignalCase> {};
+
+std::string case_name(const ::testing::TestParamInfo<SignalCase>& info) {
+  return std::string(info.param.signal_number == SIGINT    ? "sigint"
+                     : info.param.signal_number == SIGTERM ? "sigterm"
+                                                           : "sigkill") +
+         "_" + info.param.start_method;
+}
+
+TEST_P(StopSignal, StopsTheWorkersAndExitsWithTheSignalsStatus) {
+  const SignalCase param = GetParam();
+  const bool processes = std::string(param.start_method) != "thread";
+  RunningCommand command(param.start_method);
+  ASSERT_GT(command.pid(), 0) << "could not start " << DLRESET_BINARY;
+  ASSERT_TRUE(command.wait_until_training(processes ? 4 : 0))
+      << "training did not start: " << command.err();
+  // Let the workers get past their data set loads and into steady batches.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::vector<std::int64_t> workers = testing::child_pids(command.pid());
+  EXPECT_EQ(workers.size(), processes ? 4u : 0u);
+
+  const auto signalled = Clock::now();
+  ASSERT_EQ(::kill(command.pid(), param.signal_number), 0);
+  const std::optional<int> status = command.wait_for_exit(kExitDeadlineS);
+  ASSERT_TRUE(status.has_value()) << "dlreset run did not exit within " << kExitDeadlineS
+                                  << " s of the signal";
+  const double exit_s = seconds_since(signalled);
+  // After SIGINT or SIGTERM dlreset reaps its workers itself: they must be gone. After
+  // SIGKILL they die by PR_SET_PDEATHSIG and init reaps their zombies when it gets to it
+  // (here it takes a second or more), so they must have stopped running.
+  const bool reaped_by_dlreset = param.signal_number != SIGKILL;
+  const double budget_s = std::max(0.0, kWorkersGoneS - exit_s);
+  const std::vector<std::int64_t> left = reaped_by_dlreset
+                                             ? testing::wait_until_gone(workers, budget_s)
+                                             : testing::wait_until_dead(workers, budget_s);
+  EXPECT_TRUE(left.empty()) << left.size() << " workers outlived dlreset run by "
+                            << kWorkersGoneS << " s";
+  std::printf("signal %d, %s workers: exited %.3f s after the signal, workers %s %.3f s after\n",
+              param.signal_number, param.start_method, exit_s,
+              reaped_by_dlreset ? "reaped" : "dead", seconds_since(signalled));
+
+  if (param.signal_number == SIGKILL) {
+    EXPECT_TRUE(WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL);
+    return;
+  }
+  ASSERT_TRUE(WIFEXITED(*status)) << "killed by signal " << WTERMSIG(*status)
+                                  << " instead of handling it";
+  EXPECT_EQ(WEXITSTATUS(*status), 128 + param.signal_number);
+  const std::string err = command.err();
+  EXPECT_THAT(err, HasSubstr("dlreset: interrupted by signal " +
+                             std::to_string(param.signal_number)));
+  EXPECT_THAT(err, HasSubstr("the DataLoader workers were shut down"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cli, StopSignal,
+    ::testing::Values(SignalCase{SIGINT, "thread"}, SignalCase{SIGINT, "fork"},
+                      SignalCase{SIGINT, "spawn"}, SignalCase{SIGTERM, "thread"},
+                      SignalCase{SIGTERM, "fork"}, SignalCase{SIGTERM, "spawn"},
+                      SignalCase{SIGKILL, "fork"}, SignalCase{SIGKILL, "spawn"}),
+    case_name);
+
+}  // namespace
+}  // namespace dlreset::app

@@ -1,0 +1,209 @@
+// The thread back-end and the event log under concurrency. These tests run no LibTorch op
+// (batches are read with next_raw(), never collated into tensors) and start no process, so
+// ThreadSanitizer sees every access that matters: build them with the tsan preset.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "harness/data/data_loader.h"
+#include "harness/data/errors.h"
+#include "harness/data/interrupt.h"
+#include "harness/data/multi_processing_dataloader_iter.h"
+#include "harness/trace/event_log.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/process_census.h"
+
+namespace dlreset::data {
+namespace {
+
+using ::dlreset::testing::ProcessCensus;
+using ::dlreset::testing::run_epoch;
+using ::dlreset::testing::synthetic_loader;
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+DataLoaderOptions thread_options(int workers, bool persistent) {
+  DataLoaderOptions options;
+  options.name = "threads";
+  options.batch_size = 3;
+  options.shuffle = true;
+  options.num_workers = workers;
+  options.persistent_workers = persistent;
+  options.start_method = StartMethod::thread;
+  return options;
+}
+
+BaseDataLoaderIter& base(const std::shared_ptr<BatchIterator>& it) {
+  return dynamic_cast<BaseDataLoaderIter&>(*it);
+}
+
+void expect_every_sample_once(std::vector<std::int64_t> seen, std::int64_t size, int epoch) {
+  std::sort(seen.begin(), seen.end());
+  std::vector<std::int64_t> all(static_cast<std::size_t>(size));
+  for (std::int64_t i = 0; i < size; ++i) all[static_cast<std::size_t>(i)] = i;
+  EXPECT_EQ(seen, all) << "epoch " << epoch;
+}
+
+TEST(ThreadBackend, PersistentWorkersDeliverEverySampleOnceEveryEpoch) {
+  SyntheticDatasetOptions dataset;
+  dataset.load_work = 10000;
+  auto loader = synthetic_loader(50, thread_options(3, true), dataset);
+  for (int epoch = 0; epoch < 20; ++epoch) expect_every_sample_once(run_epoch(*loader), 50, epoch);
+  EXPECT_EQ(loader->counters().worker_spawns, 3);
+  EXPECT_EQ(loader->counters().dataset_loads, 3);
+}
+
+/// A census taken after one thread has come and gone: a sanitizer's runtime starts a thread of
+/// its own the first time the program starts one (ThreadSanitizer does), and that thread must
+/// not count as a worker left behind.
+ProcessCensus census_after_first_thread() {
+  std::thread([] {}).join();
+  return testing::wait_for_census(ProcessCensus::take(), 0.0);
+}
+
+TEST(ThreadBackend, FreshWorkersEveryEpochAreJoinedEveryEpoch) {
+  const ProcessCensus baseline = census_after_first_thread();
+  auto loader = synthetic_loader(20, thread_options(2, false));
+  for (int epoch = 0; epoch < 10; ++epoch) expect_every_sample_once(run_epoch(*loader), 20, epoch);
+  EXPECT_EQ(loader->counters().worker_spawns, 20);
+  const ProcessCensus after = testing::wait_for_census(baseline, 3.0);
+  EXPECT_EQ(after.threads, baseline.threads);
+}
+
+TEST(ThreadBackend, IteratorNulledEveryEpochAsLightning150DidLeavesNoThreadBehind) {
+  const ProcessCensus baseline = census_after_first_thread();
+  auto loader = synthetic_loader(20, thread_options(2, true));
+  for (int epoch = 0; epoch < 10; ++epoch) {
+    if (auto* it = dynamic_cast<MultiProcessingDataLoaderIter*>(loader->iterator().get().get())) {
+      it->shutdown_workers();
+    }
+    loader->iterator() = nullptr;
+    expect_every_sample_once(run_epoch(*loader), 20, epoch);
+  }
+  EXPECT_EQ(loader->counters().worker_spawns, 20);
+  EXPECT_EQ(loader->counters().iterator_resets, 9);
+  loader.reset();
+  EXPECT_EQ(testing::wait_for_census(baseline, 3.0).threads, baseline.threads);
+}
+
+TEST(ThreadBackend, ResetMidEpochDropsTheResultsStillOnTheirWay) {
+  auto loader = synthetic_loader(30, thread_options(2, true));
+  auto it = loader->iter();
+  ASSERT_TRUE(base(it).next_raw());
+  ASSERT_TRUE(base(it).next_raw());
+  // The next epoch starts with tasks of this one still queued or running.
+  expect_every_sample_once(run_epoch(*loader), 30, 1);
+}
+
+TEST(ThreadBackend, WorkerExceptionCrossesToTheMainThread) {
+  SyntheticDatasetOptions dataset;
+  dataset.throw_at = 4;
+  DataLoaderOptions options = thread_options(2, false);
+  options.shuffle = false;
+  auto loader = synthetic_loader(12, options, dataset);
+  auto it = loader->iter();
+  ASSERT_TRUE(base(it).next_raw());
+  try {
+    base(it).next_raw();
+    FAIL() << "no exception";
+  } catch (const WorkerError& e) {
+    EXPECT_EQ(e.worker_id(), 1);
+    EXPECT_THAT(e.what(), HasSubstr("told to fail at sample 4"));
+  }
+  EXPECT_TRUE(base(it).next_raw());
+}
+
+TEST(ThreadBackend, HungWorkerTimesOutAndIsStoppedOnShutdown) {
+  SyntheticDatasetOptions dataset;
+  dataset.hang_at = 0;
+  DataLoaderOptions options = thread_options(1, false);
+  options.shuffle = false;
+  options.timeout_s = 0.3;
+  const auto start = Clock::now();
+  {
+    auto loader = synthetic_loader(6, options, dataset);
+    auto it = loader->iter();
+    EXPECT_THROW(base(it).next_raw(), DataLoaderTimeoutError);
+  }
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 5.0);
+}
+
+TEST(ThreadBackend, InterruptFromAnotherThreadEndsTheWait) {
+  SyntheticDatasetOptions dataset;
+  dataset.hang_at = 0;
+  DataLoaderOptions options = thread_options(1, false);
+  options.shuffle = false;
+  auto loader = synthetic_loader(6, options, dataset);
+  auto it = loader->iter();
+  std::thread signaller([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    request_interrupt(SIGTERM);
+  });
+  EXPECT_THROW(base(it).next_raw(), InterruptedError);
+  signaller.join();
+  clear_interrupt();
+}
+
+TEST(ThreadBackend, WorkerInitFnRunsOnceOnEveryWorkerThread) {
+  std::atomic<int> calls{0};
+  std::atomic<int> id_sum{0};
+  DataLoaderOptions options = thread_options(4, true);
+  options.worker_init_fn = [&](int worker_id) {
+    calls.fetch_add(1);
+    id_sum.fetch_add(worker_id);
+  };
+  auto loader = synthetic_loader(24, options);
+  for (int epoch = 0; epoch < 3; ++epoch) run_epoch(*loader);
+  EXPECT_EQ(calls.load(), 4);
+  EXPECT_EQ(id_sum.load(), 0 + 1 + 2 + 3);
+}
+
+TEST(ThreadBackend, CountersCanBeReadWhileWorkersRun) {
+  SyntheticDatasetOptions dataset;
+  dataset.load_work = 200000;
+  auto loader = synthetic_loader(60, thread_options(3, false), dataset);
+  std::atomic<bool> done{false};
+  std::int64_t max_loads = 0;
+  std::thread reader([&] {
+    while (!done.load()) max_loads = std::max(max_loads, loader->counters().dataset_loads);
+  });
+  for (int epoch = 0; epoch < 3; ++epoch) run_epoch(*loader);
+  done.store(true);
+  reader.join();
+  EXPECT_LE(max_loads, 9);
+  EXPECT_EQ(loader->counters().dataset_loads, 9);
+}
+
+TEST(EventLog, TakesRecordsAndReadsFromManyThreadsAtOnce) {
+  trace::EventLog log;
+  constexpr int kThreads = 4;
+  constexpr int kEvents = 500;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&log, t] {
+      for (int i = 0; i < kEvents; ++i) {
+        trace::Event event;
+        event.kind = trace::EventKind::dataset_loaded;
+        event.worker_id = t;
+        event.time_s = trace::monotonic_now_s();
+        log.record(event);
+        if (i % 100 == 0) log.set_context({i, "fit", "train"});
+      }
+    });
+  }
+  std::size_t seen = 0;
+  while (seen < static_cast<std::size_t>(kThreads * kEvents)) seen = log.events().size();
+  for (std::thread& thread : threads) thread.join();
+  std::vector<int> per_thread(kThreads, 0);
+  for (const trace::Event& event : log.events()) ++per_thread[static_cast<std::size_t>(event.worker_id)];
+  EXPECT_EQ(per_thread, std::vector<int>(kThreads, kEvents));
+}
+
+}  // namespace
+}  // namespace dlreset::data
