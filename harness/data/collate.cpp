@@ -2,24 +2,51 @@
 
 #include <ATen/Context.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/from_blob.h>
 
 #include <cstring>
+#include <type_traits>
 
 namespace dlreset::data {
+
+namespace {
+
+/// Hands a vector's buffer to a tensor without copying it: the tensor's deleter owns the
+/// vector. A batch's features are 200 KB at batch size 64; not copying them again is a fifth of
+/// what the main process spends per batch with fork workers.
+template <typename Vector>
+at::Tensor adopt(Vector&& values, at::IntArrayRef sizes, at::ScalarType type) {
+  auto* owner = new std::decay_t<Vector>(std::move(values));
+  return at::from_blob(
+      owner->data(), sizes, [owner](void*) { delete owner; }, at::TensorOptions().dtype(type));
+}
+
+/// Copies into page-locked memory, which a non-blocking copy to the GPU needs.
+template <typename Vector>
+at::Tensor pinned_copy(const Vector& values, at::IntArrayRef sizes, at::ScalarType type) {
+  at::Tensor tensor = at::empty(sizes, at::TensorOptions().dtype(type).pinned_memory(true));
+  if (!values.empty()) {
+    std::memcpy(tensor.data_ptr(), values.data(), values.size() * sizeof(typename Vector::value_type));
+  }
+  return tensor;
+}
+
+}  // namespace
 
 bool can_pin_memory() { return at::hasCUDA(); }
 
 Batch collate(RawBatch&& raw, bool pin_memory) {
-  const bool pin = pin_memory && can_pin_memory();
   std::vector<std::int64_t> input_shape = {raw.size()};
   input_shape.insert(input_shape.end(), raw.sample_shape.begin(), raw.sample_shape.end());
+  const std::vector<std::int64_t> target_shape = {raw.size()};
   Batch batch;
-  batch.inputs = at::empty(input_shape, at::TensorOptions().dtype(at::kFloat).pinned_memory(pin));
-  batch.targets = at::empty({raw.size()}, at::TensorOptions().dtype(at::kLong).pinned_memory(pin));
-  std::memcpy(batch.inputs.data_ptr<float>(), raw.features.data(),
-              raw.features.size() * sizeof(float));
-  std::memcpy(batch.targets.data_ptr<std::int64_t>(), raw.labels.data(),
-              raw.labels.size() * sizeof(std::int64_t));
+  if (pin_memory && can_pin_memory()) {
+    batch.inputs = pinned_copy(raw.features, input_shape, at::kFloat);
+    batch.targets = pinned_copy(raw.labels, target_shape, at::kLong);
+  } else {
+    batch.inputs = adopt(std::move(raw.features), input_shape, at::kFloat);
+    batch.targets = adopt(std::move(raw.labels), target_shape, at::kLong);
+  }
   batch.indices = std::move(raw.indices);
   return batch;
 }

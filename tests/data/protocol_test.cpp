@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace dlreset::data {
@@ -36,8 +37,14 @@ TEST(FrameDecoder, ReassemblesFramesSplitAnywhere) {
     std::vector<Message> decoded;
     for (std::size_t at = 0; at < stream.size(); at += piece) {
       const std::size_t n = std::min(piece, stream.size() - at);
-      std::memcpy(decoder.prepare(n), stream.data() + at, n);
-      decoder.commit(n);
+      std::size_t written = 0;
+      while (written < n) {  // the decoder may take fewer bytes than offered
+        const auto [into, room] = decoder.writable(n - written);
+        const std::size_t take = std::min(room, n - written);
+        std::memcpy(into, stream.data() + at + written, take);
+        decoder.commit(take);
+        written += take;
+      }
       while (auto message = decoder.next()) decoded.push_back(std::move(*message));
     }
     ASSERT_EQ(decoded.size(), 2u) << "piece " << piece;
@@ -52,12 +59,49 @@ TEST(FrameDecoder, ReassemblesFramesSplitAnywhere) {
   }
 }
 
+TEST(FrameDecoder, ReadsLargeFeaturesStraightIntoTheMessage) {
+  Message big = sample_batch();
+  big.batch.features.resize(64 * 784);
+  for (std::size_t i = 0; i < big.batch.features.size(); ++i) big.batch.features[i] = static_cast<float>(i) * 0.5f;
+  const std::vector<std::uint8_t> stream = encode(big);
+  FrameDecoder decoder;
+  std::size_t at = 0;
+  std::size_t direct_reads = 0;
+  while (at < stream.size()) {
+    const auto [into, room] = decoder.writable(4096);
+    const std::size_t take = std::min({room, stream.size() - at, std::size_t{4096}});
+    // Once the head is in, the rest of the frame goes to the message's own buffer.
+    if (room == stream.size() - at) ++direct_reads;
+    std::memcpy(into, stream.data() + at, take);
+    decoder.commit(take);
+    at += take;
+  }
+  std::optional<Message> decoded = decoder.next();
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded->batch.features, big.batch.features);
+  EXPECT_EQ(decoded->batch.labels, big.batch.labels);
+  EXPECT_GT(direct_reads, 0u);
+  EXPECT_TRUE(decoder.empty());
+}
+
+TEST(FrameDecoder, RejectsAFrameThatDeclaresImpossibleSizes) {
+  std::vector<std::uint8_t> stream = encode(sample_batch());
+  const std::uint64_t huge = std::uint64_t{1} << 40;
+  std::memcpy(stream.data() + 16, &huge, sizeof huge);  // the feature count
+  FrameDecoder decoder;
+  const auto [into, room] = decoder.writable(stream.size());
+  ASSERT_GE(room, stream.size());
+  std::memcpy(into, stream.data(), stream.size());
+  EXPECT_THROW(decoder.commit(stream.size()), std::runtime_error);
+}
+
 TEST(FrameDecoder, RejectsAStreamThatIsNotFrames) {
   FrameDecoder decoder;
   const char garbage[] = "this is not a frame at all";
-  std::memcpy(decoder.prepare(sizeof garbage), garbage, sizeof garbage);
-  decoder.commit(sizeof garbage);
-  EXPECT_THROW(decoder.next(), std::runtime_error);
+  const auto [into, room] = decoder.writable(sizeof garbage);
+  ASSERT_GE(room, sizeof garbage);
+  std::memcpy(into, garbage, sizeof garbage);
+  EXPECT_THROW(decoder.commit(sizeof garbage), std::runtime_error);
 }
 
 }  // namespace

@@ -23,6 +23,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+constexpr int kSocketBufferBytes = 1 << 20;
+
 /// pidfd_open(2) through syscall(): Debian 12's header declares it without C linkage.
 int open_pidfd(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
 
@@ -49,6 +51,12 @@ ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunc
                               std::to_string(launch.config.worker_id) + ": " +
                               std::strerror(errno) + ".");
       }
+      // Room for a few whole batches (200 KB each at batch size 64) in flight, so a worker
+      // hands its batch over in one send instead of waking the parent for every slice of the
+      // default buffer. The kernel caps it at net.core.wmem_max; below that it is only smaller.
+      const int buffer_bytes = kSocketBufferBytes;
+      ::setsockopt(fds[1], SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof buffer_bytes);
+      ::setsockopt(fds[0], SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof buffer_bytes);
       Worker worker;
       worker.id = launch.config.worker_id;
       worker.channel = SocketChannel(fds[0]);

@@ -8,7 +8,12 @@ namespace dlreset::data {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x574c5244;  // "DRLW"
-constexpr std::size_t kHeaderSize = 4 + 4 + 8;
+/// magic, type, head size, feature count.
+constexpr std::size_t kHeaderSize = 4 + 4 + 8 + 8;
+/// Bounds no real frame reaches (a head holds indices and an error text; a batch of 64
+/// Fashion-MNIST images is 50176 floats): a corrupt size must fail, not allocate gigabytes.
+constexpr std::uint64_t kMaxHeadBytes = std::uint64_t{1} << 26;
+constexpr std::uint64_t kMaxFeatures = std::uint64_t{1} << 28;
 
 class Writer {
  public:
@@ -89,14 +94,16 @@ const char* to_string(MessageType type) {
   return "unknown";
 }
 
-std::vector<std::uint8_t> encode(const Message& message) {
-  std::vector<std::uint8_t> out;
+EncodedFrame encode_frame(const Message& message) {
+  EncodedFrame frame;
+  std::vector<std::uint8_t>& out = frame.head;
   out.reserve(kHeaderSize + 128 + message.indices.size() * 8 + message.batch.indices.size() * 16 +
-              message.batch.features.size() * sizeof(float) + message.text.size());
+              message.text.size() + message.error_type.size());
   Writer writer(out);
   writer.put<std::uint32_t>(kMagic);
   writer.put<std::uint32_t>(static_cast<std::uint32_t>(message.type));
-  writer.put<std::uint64_t>(0);  // payload size, patched below
+  writer.put<std::uint64_t>(0);  // head size, patched below
+  writer.put<std::uint64_t>(message.batch.features.size());
   writer.put<std::int32_t>(message.worker_id);
   writer.put<std::int64_t>(message.send_idx);
   writer.put<std::int64_t>(message.pid);
@@ -105,59 +112,109 @@ std::vector<std::uint8_t> encode(const Message& message) {
   writer.put_vector(message.indices);
   writer.put_vector(message.batch.indices);
   writer.put_vector(message.batch.labels);
-  writer.put_vector(message.batch.features);
   writer.put_vector(message.batch.sample_shape);
   writer.put_string(message.error_type);
   writer.put_string(message.text);
-  const std::uint64_t payload = out.size() - kHeaderSize;
-  std::memcpy(out.data() + 8, &payload, sizeof payload);
-  return out;
+  const std::uint64_t head = out.size() - kHeaderSize;
+  std::memcpy(out.data() + 8, &head, sizeof head);
+  frame.features = message.batch.features.data();
+  frame.features_bytes = message.batch.features.size() * sizeof(float);
+  return frame;
 }
 
-std::uint8_t* FrameDecoder::prepare(std::size_t size) {
-  if (free_ < size) {
-    // Compact first, then grow: the buffer holds at most a frame or two.
-    const std::size_t used = buffer_.size() - free_ - begin_;
-    // The first call finds the buffer unallocated (data() null): nothing to move then.
+std::vector<std::uint8_t> encode(const Message& message) {
+  EncodedFrame frame = encode_frame(message);
+  const auto* features = reinterpret_cast<const std::uint8_t*>(frame.features);
+  if (frame.features_bytes > 0) frame.head.insert(frame.head.end(), features, features + frame.features_bytes);
+  return std::move(frame.head);
+}
+
+std::pair<std::uint8_t*, std::size_t> FrameDecoder::writable(std::size_t want) {
+  if (pending_) {
+    auto* features = reinterpret_cast<std::uint8_t*>(pending_->batch.features.data());
+    const std::size_t total = pending_->batch.features.size() * sizeof(float);
+    return {features + features_filled_, total - features_filled_};
+  }
+  if (buffer_.size() - end_ < want) {
+    // Compact first, then grow: the buffer holds heads and small messages only.
+    const std::size_t used = end_ - begin_;
     if (used > 0) std::memmove(buffer_.data(), buffer_.data() + begin_, used);
     begin_ = 0;
-    buffer_.resize(std::max(buffer_.size(), used + size));
-    free_ = buffer_.size() - used;
+    end_ = used;
+    if (buffer_.size() < used + want) buffer_.resize(used + want);
   }
-  return buffer_.data() + (buffer_.size() - free_);
+  return {buffer_.data() + end_, buffer_.size() - end_};
 }
 
-void FrameDecoder::commit(std::size_t size) { free_ -= size; }
+void FrameDecoder::commit(std::size_t size) {
+  if (pending_) {
+    features_filled_ += size;
+  } else {
+    end_ += size;
+  }
+  parse();
+}
+
+void FrameDecoder::parse() {
+  while (true) {
+    if (pending_) {
+      const std::size_t total = pending_->batch.features.size() * sizeof(float);
+      // Bytes that came with the head, in the same read, still sit in the buffer.
+      const std::size_t take = std::min(end_ - begin_, total - features_filled_);
+      if (take > 0) {
+        std::memcpy(reinterpret_cast<std::uint8_t*>(pending_->batch.features.data()) + features_filled_,
+                    buffer_.data() + begin_, take);
+        begin_ += take;
+        features_filled_ += take;
+      }
+      if (features_filled_ < total) return;
+      ready_.push_back(std::move(*pending_));
+      pending_.reset();
+      features_filled_ = 0;
+    }
+    const std::size_t available = end_ - begin_;
+    if (available < kHeaderSize) return;
+    const std::uint8_t* frame = buffer_.data() + begin_;
+    std::uint32_t magic = 0;
+    std::uint32_t type = 0;
+    std::uint64_t head = 0;
+    std::uint64_t features = 0;
+    std::memcpy(&magic, frame, 4);
+    std::memcpy(&type, frame + 4, 4);
+    std::memcpy(&head, frame + 8, 8);
+    std::memcpy(&features, frame + 16, 8);
+    if (magic != kMagic) throw std::runtime_error("corrupt worker message: bad frame magic");
+    if (head > kMaxHeadBytes || features > kMaxFeatures) {
+      throw std::runtime_error("corrupt worker message: a frame declares sizes no batch has");
+    }
+    if (available - kHeaderSize < head) return;
+    Reader reader(frame + kHeaderSize, head);
+    Message message;
+    message.type = static_cast<MessageType>(type);
+    message.worker_id = reader.get<std::int32_t>();
+    message.send_idx = reader.get<std::int64_t>();
+    message.pid = reader.get<std::int64_t>();
+    message.time_s = reader.get<double>();
+    message.duration_s = reader.get<double>();
+    message.indices = reader.get_vector<std::int64_t>();
+    message.batch.indices = reader.get_vector<std::int64_t>();
+    message.batch.labels = reader.get_vector<std::int64_t>();
+    message.batch.sample_shape = reader.get_vector<std::int64_t>();
+    message.error_type = reader.get_string();
+    message.text = reader.get_string();
+    begin_ += kHeaderSize + head;
+    message.batch.features.resize(features);
+    pending_ = std::move(message);
+  }
+}
 
 std::optional<Message> FrameDecoder::next() {
-  const std::size_t available = buffer_.size() - free_ - begin_;
-  if (available < kHeaderSize) return std::nullopt;
-  const std::uint8_t* frame = buffer_.data() + begin_;
-  std::uint32_t magic = 0;
-  std::uint32_t type = 0;
-  std::uint64_t payload = 0;
-  std::memcpy(&magic, frame, 4);
-  std::memcpy(&type, frame + 4, 4);
-  std::memcpy(&payload, frame + 8, 8);
-  if (magic != kMagic) throw std::runtime_error("corrupt worker message: bad frame magic");
-  if (available - kHeaderSize < payload) return std::nullopt;
-  Reader reader(frame + kHeaderSize, payload);
-  Message message;
-  message.type = static_cast<MessageType>(type);
-  message.worker_id = reader.get<std::int32_t>();
-  message.send_idx = reader.get<std::int64_t>();
-  message.pid = reader.get<std::int64_t>();
-  message.time_s = reader.get<double>();
-  message.duration_s = reader.get<double>();
-  message.indices = reader.get_vector<std::int64_t>();
-  message.batch.indices = reader.get_vector<std::int64_t>();
-  message.batch.labels = reader.get_vector<std::int64_t>();
-  message.batch.features = reader.get_vector<float>();
-  message.batch.sample_shape = reader.get_vector<std::int64_t>();
-  message.error_type = reader.get_string();
-  message.text = reader.get_string();
-  begin_ += kHeaderSize + payload;
-  return message;
+  if (ready_begin_ == ready_.size()) {
+    ready_.clear();
+    ready_begin_ = 0;
+    return std::nullopt;
+  }
+  return std::move(ready_[ready_begin_++]);
 }
 
 }  // namespace dlreset::data

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -49,24 +50,47 @@ struct Message {
   std::string text;                   ///< error message, or setup JSON
 };
 
-/// One frame: magic, type, payload size, payload. Host byte order: both ends are this machine.
+/// One frame on the wire: a fixed header (magic, type, head size, feature count), the head (every
+/// field but the features' values) and then the features' values. Host byte order: both ends
+/// are this machine. The features come last so that neither end copies them on the way: the
+/// sender gathers them straight from the message (`sendmsg` with two buffers) and the receiver
+/// reads them straight into the new message's own buffer.
+struct EncodedFrame {
+  std::vector<std::uint8_t> head;  ///< The header and the head.
+  const float* features = nullptr;  ///< The message's features, sent after `head`.
+  std::size_t features_bytes = 0;
+};
+
+EncodedFrame encode_frame(const Message& message);
+/// The whole frame in one buffer (tests and tools; the socket sends EncodedFrame's two parts).
 std::vector<std::uint8_t> encode(const Message& message);
 
 /// Reassembles frames from a byte stream that arrives in arbitrary pieces.
 class FrameDecoder {
  public:
-  /// Room for at least `size` more bytes; write into it, then `commit` what was written.
-  std::uint8_t* prepare(std::size_t size);
+  /// Where the next bytes of the stream go, and at most how many: the decoder's buffer, or,
+  /// while a batch's features arrive, the message's own feature buffer. Write there, then
+  /// `commit` how many bytes were written.
+  std::pair<std::uint8_t*, std::size_t> writable(std::size_t want);
   void commit(std::size_t size);
-  /// The next complete message, if one is buffered. Throws std::runtime_error on a corrupt
-  /// stream (a frame that does not start with the magic).
+  /// The next complete message, if one has arrived. Throws std::runtime_error on a corrupt
+  /// stream (a frame without the magic, or with sizes no real frame has).
   std::optional<Message> next();
-  bool empty() const { return begin_ == buffer_.size() - free_; }
+  /// True when no byte of an unfinished frame is held.
+  bool empty() const { return !pending_ && ready_begin_ == ready_.size() && begin_ == end_; }
 
  private:
+  /// Turns buffered bytes into messages, as far as they go.
+  void parse();
+
   std::vector<std::uint8_t> buffer_;
-  std::size_t begin_ = 0;  ///< First unread byte.
-  std::size_t free_ = 0;   ///< Unused bytes at the end of buffer_.
+  std::size_t begin_ = 0;  ///< First unread byte of buffer_.
+  std::size_t end_ = 0;    ///< One past the last written byte of buffer_.
+  /// A message whose head has arrived and whose features are arriving.
+  std::optional<Message> pending_;
+  std::size_t features_filled_ = 0;  ///< Bytes of pending_'s features written so far.
+  std::vector<Message> ready_;       ///< Complete messages, oldest first.
+  std::size_t ready_begin_ = 0;
 };
 
 }  // namespace dlreset::data

@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,26 +27,41 @@ SocketChannel& SocketChannel::operator=(SocketChannel&& other) noexcept {
 
 bool SocketChannel::send(const Message& message) {
   if (fd_ < 0) return false;
-  const std::vector<std::uint8_t> frame = encode(message);
-  std::size_t sent = 0;
-  while (sent < frame.size()) {
+  EncodedFrame frame = encode_frame(message);
+  iovec parts[2] = {{frame.head.data(), frame.head.size()},
+                    {const_cast<float*>(frame.features), frame.features_bytes}};
+  iovec* part = parts;
+  std::size_t count = frame.features_bytes > 0 ? 2 : 1;
+  while (count > 0) {
+    msghdr header{};
+    header.msg_iov = part;
+    header.msg_iovlen = count;
     // MSG_NOSIGNAL: a dead peer must be an error value here, not a SIGPIPE that kills us.
-    const ssize_t n = ::send(fd_, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
+    const ssize_t n = ::sendmsg(fd_, &header, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
       return false;
     }
-    sent += static_cast<std::size_t>(n);
+    auto sent = static_cast<std::size_t>(n);
+    while (count > 0 && sent >= part->iov_len) {
+      sent -= part->iov_len;
+      ++part;
+      --count;
+    }
+    if (count > 0) {
+      part->iov_base = static_cast<std::uint8_t*>(part->iov_base) + sent;
+      part->iov_len -= sent;
+    }
   }
   return true;
 }
 
 bool SocketChannel::read_available() {
   if (fd_ < 0 || eof_) return false;
-  constexpr std::size_t kChunk = 1 << 18;
+  constexpr std::size_t kChunk = 1 << 16;
   while (true) {
-    std::uint8_t* into = decoder_.prepare(kChunk);
-    const ssize_t n = ::recv(fd_, into, kChunk, MSG_DONTWAIT);
+    const auto [into, room] = decoder_.writable(kChunk);
+    const ssize_t n = ::recv(fd_, into, room, MSG_DONTWAIT);
     if (n > 0) {
       decoder_.commit(static_cast<std::size_t>(n));
       continue;
