@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Makes every figure and table of docs/results.md from scratch on this machine, into OUTDIR
 # (default out/figures): a Release build, the benchmark families, the dlreset run sweep, the
-# plots, and report.md with the tables and targets. About 25 minutes on a 2-core machine. Run it
-# on an otherwise idle machine: ratios are measured side by side, but a busy machine still
-# widens every range.
+# plots, and report.md with the tables and targets. About 15 minutes on a 2-core machine, plus
+# the Release build the first time. Run it on an otherwise idle machine: ratios are measured
+# side by side, but a busy machine still widens every range.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-out/figures}"
