@@ -7,8 +7,8 @@
 #   out/timeline.png/.svg         each worker's life in the buggy and the fixed run (2 workers)
 #   out/epochs.png/.svg           seconds per epoch, per variant (2 workers)
 #   out/sweep.json, out/events/   the runs the figures were drawn from
-# and prints the table behind the first figure. About 3 minutes on a 2-core machine, most of it
-# the build; the twelve runs take about one and a half.
+# and prints the table behind the first figure. About 2 minutes on a 2-core machine, most of it
+# the build; the twelve runs take under a minute.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
