@@ -6,9 +6,10 @@
 
 namespace dlreset::data {
 
-/// Builds the batch's tensors (one allocation and one copy each). With `pin_memory` and a
-/// CUDA device present, the tensors are page-locked so that copies to the GPU can be
-/// asynchronous; without a device it has no effect, as in PyTorch.
+/// Builds the batch's tensors. They adopt the batch's buffers, so nothing is copied, and a
+/// buffer from a FeatureBufferPool goes back to it when its tensor dies. With `pin_memory` and
+/// a CUDA device present, the tensors are copied into page-locked memory so that copies to the
+/// GPU can be asynchronous; without a device it has no effect, as in PyTorch.
 Batch collate(RawBatch&& raw, bool pin_memory);
 
 /// Whether pinning is possible here (a CUDA device is present).

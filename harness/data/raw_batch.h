@@ -4,21 +4,42 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <type_traits>
+#include <utility>
 #include <vector>
+
+#include "harness/data/feature_buffer_pool.h"
 
 namespace dlreset::data {
 
 /// An allocator whose resize leaves new elements uninitialized: a batch's features are written
 /// right after the resize (by the fetch, or by the socket read), so zero-filling 200 KB first
-/// would be one more pass over them for nothing.
+/// would be one more pass over them for nothing. Given a pool, it takes its blocks from there
+/// and gives them back when the buffer dies (feature_buffer_pool.h); the pool lives as long as
+/// the last buffer that came from it.
 template <typename T>
-class DefaultInitAllocator : public std::allocator<T> {
+class DefaultInitAllocator {
  public:
+  using value_type = T;
+  using propagate_on_container_move_assignment = std::true_type;
+  using propagate_on_container_swap = std::true_type;
+
+  DefaultInitAllocator() noexcept = default;
+  explicit DefaultInitAllocator(std::shared_ptr<FeatureBufferPool> pool) noexcept : pool_(std::move(pool)) {}
   template <typename U>
-  struct rebind {
-    using other = DefaultInitAllocator<U>;
-  };
-  using std::allocator<T>::allocator;
+  DefaultInitAllocator(const DefaultInitAllocator<U>& other) noexcept : pool_(other.pool()) {}
+
+  T* allocate(std::size_t n) {
+    if (pool_) return static_cast<T*>(pool_->allocate(n * sizeof(T)));
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* block, std::size_t n) noexcept {
+    if (pool_) {
+      pool_->deallocate(block, n * sizeof(T));
+    } else {
+      std::allocator<T>().deallocate(block, n);
+    }
+  }
   template <typename U>
   void construct(U* place) noexcept {
     ::new (static_cast<void*>(place)) U;
@@ -27,6 +48,16 @@ class DefaultInitAllocator : public std::allocator<T> {
   void construct(U* place, Args&&... args) {
     ::new (static_cast<void*>(place)) U(std::forward<Args>(args)...);
   }
+
+  const std::shared_ptr<FeatureBufferPool>& pool() const noexcept { return pool_; }
+
+  template <typename U>
+  bool operator==(const DefaultInitAllocator<U>& other) const noexcept { return pool_ == other.pool(); }
+  template <typename U>
+  bool operator!=(const DefaultInitAllocator<U>& other) const noexcept { return pool_ != other.pool(); }
+
+ private:
+  std::shared_ptr<FeatureBufferPool> pool_;
 };
 
 /// A batch's features: floats, allocated without being zeroed.

@@ -84,6 +84,41 @@ TEST(FrameDecoder, ReadsLargeFeaturesStraightIntoTheMessage) {
   EXPECT_TRUE(decoder.empty());
 }
 
+/// Feeds one whole frame to the decoder, as one read.
+void feed(FrameDecoder& decoder, const std::vector<std::uint8_t>& stream) {
+  std::size_t at = 0;
+  while (at < stream.size()) {
+    const auto [into, room] = decoder.writable(stream.size() - at);
+    const std::size_t take = std::min(room, stream.size() - at);
+    std::memcpy(into, stream.data() + at, take);
+    decoder.commit(take);
+    at += take;
+  }
+}
+
+TEST(FrameDecoder, ReusesTheFeatureBlocksOfBatchesThatWereFreed) {
+  Message big = sample_batch();
+  big.batch.features.assign(64 * 784, 1.5f);
+  const std::vector<std::uint8_t> stream = encode(big);
+  FrameDecoder decoder;
+  for (int i = 0; i < 10; ++i) {  // each batch is used and dropped before the next arrives
+    feed(decoder, stream);
+    std::optional<Message> decoded = decoder.next();
+    ASSERT_TRUE(decoded);
+    EXPECT_EQ(decoded->batch.features, big.batch.features);
+  }
+  EXPECT_EQ(decoder.feature_pool().fresh_allocations(), 1);
+  EXPECT_EQ(decoder.feature_pool().reuses(), 9);
+
+  std::vector<Message> held;  // batches still in use need blocks of their own
+  for (int i = 0; i < 3; ++i) {
+    feed(decoder, stream);
+    held.push_back(std::move(*decoder.next()));
+  }
+  EXPECT_EQ(decoder.feature_pool().fresh_allocations(), 1 + 2);
+  EXPECT_EQ(decoder.feature_pool().reuses(), 9 + 1);
+}
+
 TEST(FrameDecoder, RejectsAFrameThatDeclaresImpossibleSizes) {
   std::vector<std::uint8_t> stream = encode(sample_batch());
   const std::uint64_t huge = std::uint64_t{1} << 40;

@@ -203,7 +203,7 @@ void FrameDecoder::parse() {
     message.error_type = reader.get_string();
     message.text = reader.get_string();
     begin_ += kHeaderSize + head;
-    message.batch.features.resize(features);
+    message.batch.features = FeatureBuffer(features, FeatureBuffer::allocator_type(feature_pool_));
     pending_ = std::move(message);
   }
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <string>
@@ -76,6 +77,8 @@ class FrameDecoder {
   /// The next complete message, if one has arrived. Throws std::runtime_error on a corrupt
   /// stream (a frame without the magic, or with sizes no real frame has).
   std::optional<Message> next();
+  /// Where the features of decoded batches live; freed batches give their blocks back to it.
+  const FeatureBufferPool& feature_pool() const { return *feature_pool_; }
   /// True when no byte of an unfinished frame is held.
   bool empty() const { return !pending_ && ready_begin_ == ready_.size() && begin_ == end_; }
 
@@ -90,6 +93,7 @@ class FrameDecoder {
   std::optional<Message> pending_;
   std::size_t features_filled_ = 0;  ///< Bytes of pending_'s features written so far.
   std::vector<Message> ready_;       ///< Complete messages, oldest first.
+  std::shared_ptr<FeatureBufferPool> feature_pool_ = std::make_shared<FeatureBufferPool>();
   std::size_t ready_begin_ = 0;
 };
 

@@ -1,0 +1,91 @@
+#include "harness/data/feature_buffer_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "harness/data/collate.h"
+#include "harness/data/raw_batch.h"
+
+namespace dlreset::data {
+namespace {
+
+constexpr std::size_t kBatchBytes = 64 * 784 * sizeof(float);
+
+TEST(FeatureBufferPool, HandsAFreedBlockOutAgainForTheSameSize) {
+  FeatureBufferPool pool;
+  void* first = pool.allocate(kBatchBytes);
+  pool.deallocate(first, kBatchBytes);
+  EXPECT_EQ(pool.kept(), 1u);
+  void* second = pool.allocate(kBatchBytes);
+  EXPECT_EQ(second, first);
+  EXPECT_EQ(pool.fresh_allocations(), 1);
+  EXPECT_EQ(pool.reuses(), 1);
+  EXPECT_EQ(pool.kept(), 0u);
+  pool.deallocate(second, kBatchBytes);
+}
+
+TEST(FeatureBufferPool, HandsOutNoBlockOfAnotherSize) {
+  FeatureBufferPool pool;
+  void* full = pool.allocate(kBatchBytes);
+  pool.deallocate(full, kBatchBytes);
+  void* last = pool.allocate(kBatchBytes / 2);  // an epoch's last, shorter batch
+  EXPECT_NE(last, full);
+  EXPECT_EQ(pool.fresh_allocations(), 2);
+  EXPECT_EQ(pool.reuses(), 0);
+  pool.deallocate(last, kBatchBytes / 2);
+  EXPECT_EQ(pool.kept(), 2u);
+}
+
+TEST(FeatureBufferPool, KeepsNoMoreBlocksThanItsLimit) {
+  FeatureBufferPool pool(/*max_kept=*/2);
+  void* blocks[5];
+  for (void*& block : blocks) block = pool.allocate(kBatchBytes);
+  for (void* block : blocks) pool.deallocate(block, kBatchBytes);
+  EXPECT_EQ(pool.kept(), 2u);
+  for (void*& block : blocks) block = pool.allocate(kBatchBytes);
+  EXPECT_EQ(pool.reuses(), 2);
+  EXPECT_EQ(pool.fresh_allocations(), 5 + 3);
+  for (void* block : blocks) pool.deallocate(block, kBatchBytes);
+}
+
+TEST(FeatureBufferPool, LivesAsLongAsTheLastBufferTakenFromIt) {
+  auto pool = std::make_shared<FeatureBufferPool>();
+  std::weak_ptr<FeatureBufferPool> watch = pool;
+  auto buffer = std::make_unique<FeatureBuffer>(64 * 784, FeatureBuffer::allocator_type(pool));
+  pool.reset();  // the decoder that made the pool is gone; the batch is still in use
+  EXPECT_FALSE(watch.expired());
+  EXPECT_EQ(watch.lock()->fresh_allocations(), 1);
+  buffer.reset();
+  EXPECT_TRUE(watch.expired());
+}
+
+TEST(FeatureBufferPool, ATensorThatAdoptedABatchGivesItsBlockBackWhenItDies) {
+  auto pool = std::make_shared<FeatureBufferPool>();
+  RawBatch raw;
+  raw.indices = {0, 1};
+  raw.labels = {3, 4};
+  raw.sample_shape = {1, 28, 28};
+  raw.features = FeatureBuffer(2 * 784, FeatureBuffer::allocator_type(pool));
+  const float* block = raw.features.data();
+  {
+    Batch batch = collate(std::move(raw), /*pin_memory=*/false);
+    EXPECT_EQ(batch.inputs.data_ptr<float>(), block);  // adopted, not copied
+    EXPECT_EQ(pool->kept(), 0u);
+  }
+  EXPECT_EQ(pool->kept(), 1u);
+  FeatureBuffer next(2 * 784, FeatureBuffer::allocator_type(pool));
+  EXPECT_EQ(next.data(), block);
+  EXPECT_EQ(pool->fresh_allocations(), 1);
+  EXPECT_EQ(pool->reuses(), 1);
+}
+
+TEST(FeatureBufferPool, BuffersWithoutAPoolUseTheHeap) {
+  FeatureBuffer plain(16);
+  EXPECT_EQ(plain.get_allocator().pool(), nullptr);
+  FeatureBuffer moved = std::move(plain);
+  EXPECT_EQ(moved.size(), 16u);
+}
+
+}  // namespace
+}  // namespace dlreset::data
