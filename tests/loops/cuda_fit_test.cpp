@@ -47,12 +47,8 @@ FitReport fit_on_cuda(Variant variant, DeviceProbe& model) {
   options.seed = 3;
   data::SyntheticDatasetOptions dataset;
   dataset.sample_shape = {1, 28, 28};
-  options.name = "train";
   options.shuffle = true;
-  auto train = testing::synthetic_loader(128, options, dataset);
-  options.name = "val";
-  options.shuffle = false;
-  auto val = testing::synthetic_loader(64, options, dataset);
+  auto [train, val] = testing::synthetic_train_val(128, 64, options, dataset);
   loops::TrainerOptions trainer;
   trainer.max_epochs = kEpochs;
   trainer.limit_train_batches = 4;

@@ -31,12 +31,8 @@ FitReport fit_case(const FitCase& param, bool persistent) {
   options.start_method = param.method;
   data::SyntheticDatasetOptions dataset;
   dataset.load_work = 10000;
-  options.name = "train";
   options.shuffle = true;
-  auto train = testing::synthetic_loader(64, options, dataset);
-  options.name = "val";
-  options.shuffle = false;
-  auto val = testing::synthetic_loader(32, options, dataset);
+  auto [train, val] = testing::synthetic_train_val(64, 32, options, dataset);
   loops::TrainerOptions trainer;
   trainer.max_epochs = kEpochs;
   trainer.limit_train_batches = 4;

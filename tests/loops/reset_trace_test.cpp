@@ -24,10 +24,7 @@ FitReport traced_fit(Variant variant) {
   options.num_workers = 1;
   options.persistent_workers = true;
   options.start_method = data::StartMethod::thread;
-  options.name = "train";
-  auto train = testing::synthetic_loader(32, options);
-  options.name = "val";
-  auto val = testing::synthetic_loader(16, options);
+  auto [train, val] = testing::synthetic_train_val(32, 16, options);
   loops::TrainerOptions trainer;
   trainer.max_epochs = 2;
   trainer.limit_train_batches = 2;

@@ -16,10 +16,7 @@ FitReport lightning_scenario(Variant variant, bool persistent_workers) {
   options.batch_size = 1;
   options.num_workers = 1;
   options.persistent_workers = persistent_workers;
-  options.name = "train";
-  auto train = testing::synthetic_loader(64, options);
-  options.name = "val";
-  auto val = testing::synthetic_loader(64, options);
+  auto [train, val] = testing::synthetic_train_val(64, 64, options);
   loops::TrainerOptions trainer;
   trainer.max_epochs = 3;
   trainer.limit_train_batches = 2;

@@ -46,6 +46,17 @@ std::shared_ptr<data::DataLoader> synthetic_loader(std::int64_t size, data::Data
                                             std::move(options));
 }
 
+TrainValLoaders synthetic_train_val(std::int64_t train_size, std::int64_t val_size, data::DataLoaderOptions options,
+                                    data::SyntheticDatasetOptions dataset) {
+  TrainValLoaders loaders;
+  options.name = "train";
+  loaders.train = synthetic_loader(train_size, options, dataset);
+  options.name = "val";
+  options.shuffle = false;
+  loaders.val = synthetic_loader(val_size, options, dataset);
+  return loaders;
+}
+
 std::vector<std::int64_t> run_epoch(data::DataLoader& loader) {
   std::vector<std::int64_t> seen;
   auto it = loader.iter();

@@ -38,6 +38,16 @@ std::string fashion_mnist_dir();
 std::shared_ptr<data::DataLoader> synthetic_loader(std::int64_t size, data::DataLoaderOptions options,
                                                    data::SyntheticDatasetOptions dataset = {});
 
+/// A fit's two loaders over SyntheticDatasets, named "train" and "val" as the event log and the
+/// reports expect. The training loader keeps `options.shuffle`; the validation loader never
+/// shuffles, as Lightning's does not.
+struct TrainValLoaders {
+  std::shared_ptr<data::DataLoader> train;
+  std::shared_ptr<data::DataLoader> val;
+};
+TrainValLoaders synthetic_train_val(std::int64_t train_size, std::int64_t val_size, data::DataLoaderOptions options,
+                                    data::SyntheticDatasetOptions dataset = {});
+
 /// Runs one epoch on `loader`, returning the dataset indices in the order they came.
 std::vector<std::int64_t> run_epoch(data::DataLoader& loader);
 
