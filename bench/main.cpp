@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
   dlreset::bench::register_loader_benchmarks(config, files);
   dlreset::bench::register_fit_benchmarks(config);
   dlreset::bench::register_watched_benchmarks();
+  dlreset::bench::register_watch_benchmarks();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   if (device.cuda) dlreset::bench::warm_up_device(config);

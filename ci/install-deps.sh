@@ -12,6 +12,7 @@ packages=(
   libboost-stacktrace-dev zlib1g-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   python3-matplotlib
+  python3-torch
   dataset-fashion-mnist
   "$@"
 )

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Draws the life of every DataLoader worker in one or more runs as a Gantt chart.
 
-Each FILE is a timeline written by `dlreset run --events FILE`. Every run gets its own panel,
+Each FILE is a timeline written by `dlreset run --events FILE`, or by `dlreset watch --events
+FILE` for a program watched from outside (its workers' lives only: a watcher sees processes, not
+data set loads or iterator resets). Every run gets its own panel,
 stacked top to bottom in the order given (pass the buggy run first so it sits above the fixed
 one), on one shared time axis. In a panel, each worker *instance* has its own lane, grouped by
 loader (train above val) and ordered by when it was spawned: a worker that is killed and started
@@ -56,6 +58,7 @@ class Instance:
         self.pid = pid
         self.spawn = spawn
         self.started = None
+        self.generation = None
         self.load = None  # (begin, end)
         self.shutdown = None
         self.exit = None
@@ -65,6 +68,8 @@ class Run:
     def __init__(self, path, doc):
         self.path = path
         self.variant = doc.get("variant", "?")
+        # `dlreset watch --events` names the program it watched.
+        self.command = doc.get("command")
         self.workers = doc.get("workers")
         self.start_method = doc.get("start_method", "?")
         self.persistent = doc.get("persistent_workers")
@@ -111,6 +116,7 @@ def pair_events(path, doc):
         key = (loader, event["worker"])
         if kind == "spawn":
             instance = Instance(loader, event["worker"], event.get("pid"), event["t"])
+            instance.generation = event.get("generation")  # dlreset watch: the set it started in
             open_instances[key].append(instance)
             run.instances.append(instance)
             run.spawns[loader] += 1
@@ -154,7 +160,11 @@ def lanes_of(run):
         lives = defaultdict(int)
         for instance in sorted((i for i in run.instances if i.loader == loader), key=lambda i: i.spawn):
             lives[instance.worker] += 1
-            lanes.append((loader, f"{loader} w{instance.worker} #{lives[instance.worker]}", instance))
+            if instance.generation is not None:  # watched: workers are known by pid and generation
+                label = f"gen {instance.generation} pid {instance.pid}"
+            else:
+                label = f"{loader} w{instance.worker} #{lives[instance.worker]}"
+            lanes.append((loader, label, instance))
     return lanes
 
 
@@ -165,16 +175,22 @@ def describe(run):
     if run.workers == 0:  # nothing starts and nothing persists: the main process loads
         start_method, persistent, workers = "", "", "0 workers (loads in the main process)"
     spawns = " + ".join(f"{run.spawns[l]} {l}" for l in sorted(run.spawns, key=lambda l: (l != "train", l)))
+    if run.variant == "watched":
+        spawns = " + ".join(f"{run.spawns[l]}" for l in sorted(run.spawns))
     loads = sum(run.loads.values())
     resets = sum(1 for ts in run.resets.values() for _, during_fit in ts if during_fit)
     setup = ", ".join(p for p in (start_method, workers, persistent) if p)
     facts = []
     if spawns:
         facts.append(f"{spawns} worker spawns")
-    facts.append(f"{loads} dataset loads")
-    facts.append(f"{resets} iterator resets during the fit")
-    facts.append(f"fit {run.total_s:.2f} s")
-    return f"{plotstyle.variant_label(run.variant)} — {setup}\n" + ", ".join(facts)
+    if run.variant == "watched":  # seen from outside: no loads or resets to count
+        facts.append(f"watched for {run.total_s:.2f} s")
+    else:
+        facts.append(f"{loads} dataset loads")
+        facts.append(f"{resets} iterator resets during the fit")
+        facts.append(f"fit {run.total_s:.2f} s")
+    label = run.command if run.command else plotstyle.variant_label(run.variant)
+    return f"{label} — {setup}\n" + ", ".join(facts)
 
 
 def fit_end(run):
@@ -188,7 +204,8 @@ def draw_run(ax, run, lanes, xmax):
     first_start = min((e["start"] for e in run.epochs), default=0.0)
     if first_start > 0.02 * xmax:
         ax.axvspan(0, first_start, color="#DDE8F0", zorder=0, lw=0)
-        ax.text(first_start / 2, 1.0, "sanity\ncheck", transform=ax.get_xaxis_transform(), ha="center",
+        before = "start-\nup" if run.variant == "watched" else "sanity\ncheck"
+        ax.text(first_start / 2, 1.0, before, transform=ax.get_xaxis_transform(), ha="center",
                 va="bottom", fontsize=12, color="#333333")
     for n, epoch in enumerate(run.epochs):
         ax.axvspan(epoch["start"], epoch["end"], color=EPOCH_SHADES[n % 2], zorder=0, lw=0)
@@ -322,7 +339,8 @@ def main(argv=None):
     for ax in axes[:-1]:
         ax.tick_params(axis="x", labelbottom=False)
     axes[-1].set_xlim(0, xmax * 1.02)
-    axes[-1].set_xlabel("time since the fit started (s)")
+    watched_only = all(run.variant == "watched" for run in runs)
+    axes[-1].set_xlabel("time since the watch started (s)" if watched_only else "time since the fit started (s)")
     fig.suptitle(args.title, fontweight="bold", y=1 - 0.12 / height, va="top")
     fig.legend(handles=legend_handles(), loc="lower center", ncol=3, frameon=False,
                bbox_to_anchor=(0.5, 0.05 / height))

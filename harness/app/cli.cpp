@@ -17,6 +17,7 @@
 #include "harness/app/demo_command.h"
 #include "harness/app/run_options.h"
 #include "harness/app/signal_guard.h"
+#include "harness/app/watch_command.h"
 #include "harness/data/errors.h"
 #include "harness/data/interrupt.h"
 #include "harness/workload/device.h"
@@ -56,11 +57,26 @@ const std::map<std::string, std::string>& accepted_values() {
       {"--step", "an integer from 1 to 6 (the demo's steps)"},
       {"--color", "auto, always or never"},
       {"--interactive", "no value, or true or false"},
+      {"--pid", "the id of a running process"},
+      {"--mode", "auto, connector or poll"},
+      {"--poll-ms", "an integer from 1 to 10000"},
+      {"--max-respawns", "an integer of 0 or more"},
+      {"--generation-window-ms", "an integer from 1 to 600000"},
+      {"--expect-persistent", "no value, or true or false"},
   };
   return accepted;
 }
 
-std::string usage_message(const CLI::ParseError& error) {
+/// What `dlreset watch` accepts where a flag of the same name in `run` accepts more.
+const std::map<std::string, std::string>& watch_accepted_values() {
+  static const std::map<std::string, std::string> accepted = {
+      {"--json", "a file path in an existing, writable directory"},
+      {"--events", "a file path in an existing, writable directory"},
+  };
+  return accepted;
+}
+
+std::string usage_message(const CLI::ParseError& error, bool in_watch) {
   std::string message = error.what();
   // The flag is named first ("--workers: ...") by most errors, later by a few ("Could not
   // convert: --profiler = maybe"); a flag that is a prefix of another must not match it.
@@ -78,7 +94,11 @@ std::string usage_message(const CLI::ParseError& error) {
       }
     }
   }
-  if (!best.empty()) message += " (" + best + " accepts " + accepted_values().at(best) + ")";
+  if (!best.empty()) {
+    const auto& overrides = watch_accepted_values();
+    const bool override = in_watch && overrides.count(best) != 0;
+    message += " (" + best + " accepts " + (override ? overrides.at(best) : accepted_values().at(best)) + ")";
+  }
   return message;
 }
 
@@ -252,6 +272,53 @@ void add_demo_options(CLI::App& demo, DemoOptions& options, std::string& color, 
   demo.add_option("--data", options.data_dir, "Directory of the Fashion-MNIST IDX files")->capture_default_str();
 }
 
+/// The watched program's output goes to stdout, so the reports must go to files.
+CLI::Validator watch_output_path() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text == "-") return "'-' is not a file: the watched program's output goes to stdout";
+        return output_path()(text);
+      },
+      "PATH", "watch_output_path");
+}
+
+void add_watch_options(CLI::App& watch, WatchCommandOptions& options, bool& expect_persistent) {
+  watch.add_option("--pid", options.pid, "Attach to this running process instead of running a command")
+      ->check(integer_in(1, std::numeric_limits<int>::max()));
+  watch.add_option("--mode", options.mode,
+                   "How the tree is followed: auto (the kernel's process events connector where "
+                   "it can be opened, as root; else poll), connector or poll")
+      ->check(CLI::IsMember({"auto", "connector", "poll"}))
+      ->capture_default_str();
+  watch.add_option("--poll-ms", options.poll_ms, "Poll mode: look at /proc every this many milliseconds")
+      ->check(integer_in(1, 10000))
+      ->capture_default_str();
+  watch.add_option("--epoch-regex", options.epoch_regex,
+                   "Lines of the program's stdout or stderr that match this ECMAScript regular "
+                   "expression mark the start of an epoch (both streams then pass through the "
+                   "watcher unchanged; PYTHONUNBUFFERED=1 is set so Python prints line by line)");
+  watch.add_option("--json", options.json_path, "Write the report as JSON to this file")
+      ->check(watch_output_path());
+  watch.add_option("--events", options.events_path,
+                   "Write the workers' lives as a timeline (the format of dlreset run --events, "
+                   "drawn by plots/plot_timeline.py)")
+      ->check(watch_output_path());
+  watch.add_flag("--expect-persistent", expect_persistent,
+                 "Exit non-zero if workers were replaced at all (the same as --max-respawns 0)");
+  watch.add_option("--max-respawns", options.max_respawns,
+                   "Exit non-zero if workers were replaced more often than this")
+      ->check(integer_in(0, std::numeric_limits<int>::max()));
+  watch.add_option("--generation-window-ms", options.generation_window_ms,
+                   "Workers of one parent that start within this many milliseconds of the first, "
+                   "before any of them ends, are one generation")
+      ->check(integer_in(1, 600000))
+      ->capture_default_str();
+  // Everything from the first word that is not one of the options above (or after `--`) is the
+  // command and its own arguments, as with `nice` or `timeout`.
+  watch.prefix_command();
+  watch.allow_extras();
+}
+
 /// A signal that came after the last batch (or during the demo's wait for Enter) still ends the
 /// command as interrupted.
 int status_after_signals(int status) {
@@ -291,11 +358,31 @@ int main_cli(int argc, char** argv) {
               "hook, root cause, fix (for workshops; under two minutes with the defaults)");
   add_demo_options(*demo, demo_options, demo_color, demo_method);
 
+  WatchCommandOptions watch_options;
+  bool expect_persistent = false;
+  CLI::App* watch = app.add_subcommand(
+      "watch", "Run a training program (dlreset watch [options] -- COMMAND [ARGS...]) or attach to "
+               "one (--pid N), follow its process tree and report whether its DataLoader workers "
+               "are replaced between epochs");
+  add_watch_options(*watch, watch_options, expect_persistent);
+
+  // `dlreset watch [options] -- COMMAND...`: what follows `--` is the command, untouched by the
+  // parser (CLI11 would take it as positionals, which watch has none of).
+  std::vector<std::string> command_after_dashes;
+  if (argc > 2 && std::strcmp(argv[1], "watch") == 0) {
+    for (int i = 2; i < argc; ++i) {
+      if (std::strcmp(argv[i], "--") != 0) continue;
+      command_after_dashes.assign(argv + i + 1, argv + argc);
+      argc = i;
+      break;
+    }
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
-    std::cerr << "dlreset: " << usage_message(error) << "\n";
+    std::cerr << "dlreset: " << usage_message(error, watch->parsed()) << "\n";
     return kExitUsage;
   }
 
@@ -319,6 +406,27 @@ int main_cli(int argc, char** argv) {
       }
       const SignalGuard stop_signals;
       return status_after_signals(run_command(run_options));
+    }
+    if (watch->parsed()) {
+      watch_options.command = watch->remaining();
+      if (!watch_options.command.empty() && !command_after_dashes.empty()) {
+        std::cerr << "dlreset: watch: '" << watch_options.command.front()
+                  << "' is not an option of watch; put the whole command after --.\n";
+        return kExitUsage;
+      }
+      if (watch_options.command.empty()) watch_options.command = command_after_dashes;
+      if (watch_options.command.empty() && watch_options.pid == 0) {
+        std::cerr << "dlreset: watch needs a command to run (dlreset watch [options] -- COMMAND "
+                     "[ARGS...]) or a process to attach to (--pid N).\n";
+        return kExitUsage;
+      }
+      if (!watch_options.command.empty() && watch_options.pid != 0) {
+        std::cerr << "dlreset: watch takes a command or --pid " << watch_options.pid
+                  << ", not both: drop one.\n";
+        return kExitUsage;
+      }
+      if (expect_persistent) watch_options.max_respawns = 0;
+      return watch_command(watch_options);
     }
     if (demo->parsed()) {
       demo_options.color = demo_color == "always"  ? ColorMode::always

@@ -1,0 +1,96 @@
+#include "harness/app/watch_command.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <regex>
+
+#include "watch/watch_report.h"
+
+namespace dlreset::app {
+
+namespace {
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+watch::WatchMode parse_mode(const std::string& mode) {
+  if (mode == "connector") return watch::WatchMode::connector;
+  if (mode == "poll") return watch::WatchMode::poll;
+  return watch::WatchMode::automatic;
+}
+
+bool write_json(const std::string& path, const nlohmann::json& document, const char* flag) {
+  std::ofstream out(path);
+  out << document.dump(2) << "\n";
+  if (!out) {
+    std::cerr << "dlreset watch: " << flag << ": cannot write '" << path << "'.\n";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int watch_command(const WatchCommandOptions& options) {
+  watch::WatchOptions watch_options;
+  watch_options.command = options.command;
+  watch_options.attach_pid = options.pid;
+  watch_options.mode = parse_mode(options.mode);
+  watch_options.poll_ms = options.poll_ms;
+  if (!options.epoch_regex.empty()) {
+    try {
+      watch_options.epoch_regex.emplace(options.epoch_regex, std::regex::ECMAScript);
+    } catch (const std::regex_error& error) {
+      std::cerr << "dlreset watch: --epoch-regex: '" << options.epoch_regex
+                << "' is not a valid regular expression (" << error.what() << ").\n";
+      return kExitUsage;
+    }
+  }
+  if (options.pid != 0) {
+    watch_options.on_ready = [](pid_t root, watch::WatchMode mode) {
+      std::cerr << "dlreset watch: attached to pid " << root << ", following it with "
+                << (mode == watch::WatchMode::connector ? "the process events connector" : "polling")
+                << "; Ctrl-C stops the watch, not the process.\n";
+    };
+  }
+
+  watch::WatchResult result;
+  try {
+    result = watch::run_watch(watch_options);
+  } catch (const watch::WatchError& error) {
+    std::cerr << "dlreset watch: " << error.what() << "\n";
+    return error.exit_status();
+  }
+  const watch::WatchReport report = watch::analyse_watch(std::move(result), options.command, options.epoch_regex,
+                                                         options.generation_window_ms / 1000.0);
+  std::cerr << watch::summary_text(report);
+  bool written = true;
+  if (!options.json_path.empty()) written &= write_json(options.json_path, watch::report_json(report), "--json");
+  if (!options.events_path.empty()) {
+    written &= write_json(options.events_path, watch::events_json(report), "--events");
+  }
+
+  // The program's own failure is the first news; a stopped watch of a process attached to ends
+  // as the signal asked.
+  int status = report.program_status.value_or(0);
+  if (report.result.attached && report.result.signal_received != 0 && !report.result.processes.front().end_s) {
+    status = 128 + report.result.signal_received;
+  }
+  const int respawns = static_cast<int>(report.generations.respawns.size());
+  if (options.max_respawns >= 0 && respawns > options.max_respawns) {
+    std::string times;
+    for (const watch::Respawn& respawn : report.generations.respawns) {
+      times += (times.empty() ? "" : ", ") + fmt::format("{:.2f} s", respawn.time_s - report.result.origin_s);
+    }
+    std::cerr << fmt::format("dlreset watch: workers were replaced {} time{} (at {}), more than the {} allowed{}.\n",
+                             respawns, respawns == 1 ? "" : "s", times, options.max_respawns,
+                             options.max_respawns == 0 ? " (--expect-persistent)" : "");
+    if (status == 0) status = kExitFailure;
+  }
+  if (!written && status == 0) status = kExitFailure;
+  return status;
+}
+
+}  // namespace dlreset::app

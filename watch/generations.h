@@ -1,0 +1,56 @@
+// Sets of workers that start together (generations), and the respawns among them: a set that
+// ended and was replaced by a new one while the program ran on.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <vector>
+
+#include "watch/process_record.h"
+
+namespace dlreset::watch {
+
+struct GenerationOptions {
+  /// A worker starting this long after its generation's first no longer joins it. Workers of one
+  /// DataLoader iterator start within milliseconds of each other (even with spawn, which does
+  /// not wait for the interpreter); two loaders' sets started seconds apart stay apart.
+  double window_s = 1.0;
+  /// How late a start may be read. The events connector stamps starts exactly (0); polling
+  /// finds a process up to one interval after it started and dates it no later than that look.
+  double start_uncertainty_s = 0.0;
+};
+
+struct Generation {
+  int index = 0;            ///< 1, 2, ... in order of start.
+  pid_t parent = 0;         ///< The process whose workers they are.
+  WorkerStart start = WorkerStart::none;
+  std::vector<std::size_t> members;  ///< Indices into the records.
+  double start_s = 0.0;     ///< The first member's start.
+  std::optional<double> end_s;  ///< The last member's end; empty if one outlived the watch.
+  double cpu_s = 0.0;       ///< All members' CPU time.
+  /// It replaced workers of the same parent that ended since the previous generation started:
+  /// how many. A generation with any is a respawn.
+  int replaced = 0;
+};
+
+struct Respawn {
+  int generation = 0;  ///< The new generation's index.
+  double time_s = 0.0; ///< When it started.
+  int replaced = 0;    ///< Workers it replaced.
+  int started = 0;     ///< Workers it started.
+};
+
+struct GenerationReport {
+  std::vector<Generation> generations;
+  std::vector<Respawn> respawns;
+  int workers = 0;
+};
+
+/// Groups the workers among `records` (classified already) into generations, per parent: a
+/// worker joins the newest generation of its parent when it started within the window of that
+/// generation's first start and before any of its members ended.
+GenerationReport find_generations(const std::vector<ProcessRecord>& records,
+                                  const GenerationOptions& options = {});
+
+}  // namespace dlreset::watch

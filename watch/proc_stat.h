@@ -1,0 +1,57 @@
+// Reading one process's /proc entries: the few fields of /proc/PID/stat and /proc/PID/status the
+// watcher needs, and its command line.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dlreset::watch {
+
+/// The fields of /proc/PID/stat the watcher uses.
+struct ProcStat {
+  pid_t pid = 0;
+  pid_t parent = 0;
+  char state = '?';  ///< 'R', 'S', 'Z' (exited, not yet reaped), ...
+  std::string comm;  ///< The name the kernel keeps (16 bytes at most); changes at exec.
+  double cpu_s = 0.0;  ///< utime + stime, in seconds (clock-tick resolution).
+  /// When the process started, in seconds on CLOCK_MONOTONIC (clock-tick resolution: the
+  /// kernel gives it in ticks since boot).
+  double start_s = 0.0;
+};
+
+/// Parses the text of /proc/PID/stat; nothing when it is not such a text. The name may hold
+/// spaces and parentheses, so the fields after it are found from its last ')'.
+std::optional<ProcStat> parse_proc_stat(const std::string& text);
+
+/// Reads /proc/PID/stat through `fd` (opened on it, read again from offset 0 each time, which
+/// costs far less than opening it anew); nothing once the process is gone (reaped).
+std::optional<ProcStat> read_proc_stat(int fd);
+/// Opens /proc/PID/stat and reads it once; -1 and nothing when the process is gone.
+int open_proc_stat(pid_t pid);
+std::optional<ProcStat> read_proc_stat_of(pid_t pid);
+
+/// The command line of `pid`, its arguments joined by spaces; empty when it cannot be read (the
+/// process is gone, or is a zombie, whose memory is released).
+std::string read_cmdline(pid_t pid);
+/// The arguments of /proc/PID/cmdline, split at its NUL bytes.
+std::vector<std::string> split_cmdline(const std::string& raw);
+
+/// The thread-group id of a task id, from /proc/ID/status: equal to the id for a process, the
+/// process's for one of its threads; nothing when the task is gone.
+std::optional<pid_t> read_thread_group(pid_t task);
+
+/// The id of the process or thread most recently created on the system (the last field of
+/// /proc/loadavg): one cheap read tells whether anything was created since the last look.
+std::optional<pid_t> read_last_created_pid(int loadavg_fd);
+
+/// Every process id under /proc (thread-group leaders only).
+std::vector<pid_t> list_process_ids();
+
+/// CLOCK_MONOTONIC in seconds: the clock of every time the watcher records, and of the process
+/// events connector's timestamps.
+double monotonic_s();
+
+}  // namespace dlreset::watch

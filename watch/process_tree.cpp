@@ -1,0 +1,176 @@
+#include "watch/process_tree.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace dlreset::watch {
+
+namespace {
+
+/// A process discovered this young may still be between its fork and its exec: its command
+/// line is read again at every sample until then.
+constexpr double kExecWindowS = 2.0;
+
+}  // namespace
+
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+ProcessTree::ProcessTree(bool exit_fds) : use_exit_fds_(exit_fds) {}
+
+ProcessTree::~ProcessTree() {
+  for (auto& [pid, member] : live_) {
+    if (member.stat_fd >= 0) ::close(member.stat_fd);
+    if (member.pid_fd >= 0) ::close(member.pid_fd);
+  }
+}
+
+ProcessRecord& ProcessTree::add(pid_t pid, pid_t parent, double start_s) {
+  if (live_.count(pid) != 0) close_member(pid);
+  ProcessRecord record;
+  record.pid = pid;
+  record.parent = parent;
+  record.start_s = start_s;
+  records_.push_back(record);
+  index_[pid] = records_.size() - 1;
+  Member member;
+  member.stat_fd = open_proc_stat(pid);
+  if (use_exit_fds_) member.pid_fd = open_pidfd(pid);
+  live_[pid] = member;
+  return records_.back();
+}
+
+void ProcessTree::close_member(pid_t pid) {
+  const auto found = live_.find(pid);
+  if (found == live_.end()) return;
+  if (found->second.stat_fd >= 0) ::close(found->second.stat_fd);
+  if (found->second.pid_fd >= 0) ::close(found->second.pid_fd);
+  live_.erase(found);
+}
+
+void ProcessTree::add_root(pid_t pid, double now_s, bool launched) {
+  root_ = pid;
+  const std::optional<ProcStat> stat = read_proc_stat_of(pid);
+  ProcessRecord& record = add(pid, stat ? stat->parent : 0, launched || !stat ? now_s : stat->start_s);
+  record.role = ProcessRole::root;
+  record.exec_seen = launched;
+  record.existed_at_attach = !launched;
+  record.cmdline = read_cmdline(pid);
+  if (stat) {
+    record.comm = stat->comm;
+    record.cpu_s = stat->cpu_s;
+  }
+}
+
+void ProcessTree::on_fork(pid_t parent, pid_t child, double time_s) {
+  if (!is_live_member(parent) || is_live_member(child)) return;
+  const std::string parent_cmdline = records_[index_.at(parent)].cmdline;
+  const std::string parent_comm = records_[index_.at(parent)].comm;
+  ProcessRecord& record = add(child, parent, time_s);
+  // A fork is a copy of its parent until it runs exec, which the connector reports.
+  record.cmdline = parent_cmdline;
+  record.comm = parent_comm;
+}
+
+void ProcessTree::on_exec(pid_t pid, double time_s) {
+  if (!is_live_member(pid)) return;
+  ProcessRecord& record = records_[index_.at(pid)];
+  record.exec_seen = true;
+  record.exec_s = time_s;
+  if (std::string cmdline = read_cmdline(pid); !cmdline.empty()) record.cmdline = cmdline;
+  if (const std::optional<ProcStat> stat = read_proc_stat(live_.at(pid).stat_fd)) record.comm = stat->comm;
+}
+
+void ProcessTree::on_exit(pid_t pid, double time_s, std::optional<int> wait_status) {
+  if (!is_live_member(pid)) return;
+  ProcessRecord& record = records_[index_.at(pid)];
+  if (const std::optional<ProcStat> stat = read_proc_stat(live_.at(pid).stat_fd)) {
+    record.cpu_s = std::max(record.cpu_s, stat->cpu_s);
+  }
+  record.end_s = time_s;
+  if (wait_status) record.wait_status = wait_status;
+  close_member(pid);
+}
+
+void ProcessTree::on_discovered(pid_t pid, const ProcStat& stat, double not_before_s) {
+  if (!is_live_member(stat.parent) || is_live_member(pid)) return;
+  const ProcessRecord& parent = records_[index_.at(stat.parent)];
+  const std::string parent_cmdline = parent.cmdline;
+  ProcessRecord& record = add(pid, stat.parent, std::max(stat.start_s, not_before_s));
+  record.comm = stat.comm;
+  record.cpu_s = stat.cpu_s;
+  record.cmdline = read_cmdline(pid);
+  // No exec event in this mode: a command line other than the parent's means one ran.
+  record.exec_seen = !record.cmdline.empty() && record.cmdline != parent_cmdline;
+  if (record.cmdline.empty()) record.cmdline = parent_cmdline;
+}
+
+void ProcessTree::sample(double now_s) {
+  std::vector<pid_t> gone;
+  for (auto& [pid, member] : live_) {
+    ProcessRecord& record = records_[index_.at(pid)];
+    const std::optional<ProcStat> stat = read_proc_stat(member.stat_fd);
+    if (!stat || stat->state == 'Z') {
+      // Without a pidfd (it exited before one could be opened, or the kernel has none), a
+      // sample is where its end is found.
+      if (member.pid_fd < 0) gone.push_back(pid);
+      if (stat) record.cpu_s = std::max(record.cpu_s, stat->cpu_s);
+      continue;
+    }
+    record.cpu_s = std::max(record.cpu_s, stat->cpu_s);
+    if (record.role == ProcessRole::root || record.exec_seen || now_s - record.start_s > kExecWindowS) continue;
+    const bool renamed = stat->comm != record.comm;
+    const std::string cmdline = read_cmdline(pid);
+    if (renamed || (!cmdline.empty() && cmdline != record.cmdline)) {
+      record.exec_seen = true;
+      if (!cmdline.empty()) record.cmdline = cmdline;
+      record.comm = stat->comm;
+    }
+  }
+  for (const pid_t pid : gone) on_exit(pid, now_s, std::nullopt);
+}
+
+void ProcessTree::rescan(double now_s, bool at_attach) {
+  std::map<pid_t, ProcStat> all;
+  for (const pid_t pid : list_process_ids()) {
+    if (std::optional<ProcStat> stat = read_proc_stat_of(pid)) all[pid] = *stat;
+  }
+  // Members that are gone ended at some time before now; now is the best that can be said.
+  std::vector<pid_t> gone;
+  for (const auto& [pid, member] : live_) {
+    const auto found = all.find(pid);
+    if (found == all.end() || found->second.state == 'Z' ||
+        found->second.start_s > records_[index_.at(pid)].start_s + 0.5) {
+      gone.push_back(pid);
+    }
+  }
+  for (const pid_t pid : gone) on_exit(pid, now_s, std::nullopt);
+  // Children before grandchildren: repeat until no new descendant turns up.
+  for (bool added = true; added;) {
+    added = false;
+    for (const auto& [pid, stat] : all) {
+      if (stat.state == 'Z' || is_live_member(pid) || !is_live_member(stat.parent)) continue;
+      on_discovered(pid, stat, 0.0);
+      records_[index_.at(pid)].existed_at_attach = at_attach;
+      added = true;
+    }
+  }
+}
+
+std::vector<std::pair<pid_t, int>> ProcessTree::exit_fds() const {
+  std::vector<std::pair<pid_t, int>> fds;
+  for (const auto& [pid, member] : live_) fds.emplace_back(pid, member.pid_fd);
+  return fds;
+}
+
+std::vector<ProcessRecord> ProcessTree::records() const { return records_; }
+
+}  // namespace dlreset::watch

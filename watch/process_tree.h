@@ -1,0 +1,79 @@
+// The watched process tree: who is in it, and each member's record, kept up to date from fork,
+// exec and exit reports, from whichever source gives them (the events connector or /proc).
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "watch/process_record.h"
+#include "watch/proc_stat.h"
+
+namespace dlreset::watch {
+
+class ProcessTree {
+ public:
+  /// With `exit_fds`, every live member gets a pidfd that turns readable when it exits: how the
+  /// poll mode learns of exits at once instead of finding them on its next look.
+  explicit ProcessTree(bool exit_fds);
+  ~ProcessTree();
+  ProcessTree(const ProcessTree&) = delete;
+  ProcessTree& operator=(const ProcessTree&) = delete;
+
+  /// The process the tree grows from. `launched`: the watcher started it (fork and exec), so it
+  /// counts as exec'd; otherwise it was attached to and its start is read from /proc.
+  void add_root(pid_t pid, double now_s, bool launched);
+  pid_t root() const { return root_; }
+
+  bool is_live_member(pid_t pid) const { return live_.count(pid) != 0; }
+
+  /// `parent` forked `child` at `time_s`; ignored unless `parent` is a live member.
+  void on_fork(pid_t parent, pid_t child, double time_s);
+  /// A member ran exec: its command line is read again.
+  void on_exec(pid_t pid, double time_s);
+  /// A member exited (became a zombie, or was reaped). Its CPU time is read one last time while
+  /// its /proc entry still answers.
+  void on_exit(pid_t pid, double time_s, std::optional<int> wait_status);
+  /// A process found in /proc whose parent is a live member (poll mode). `not_before_s` is a
+  /// time it cannot have started before (the previous look), which sharpens the start that
+  /// /proc gives in clock ticks.
+  void on_discovered(pid_t pid, const ProcStat& stat, double not_before_s);
+
+  /// Reads every live member's CPU time and, for those that may still run exec, its command
+  /// line.
+  void sample(double now_s);
+  /// Walks all of /proc: adds the live members' descendants the tree does not know, and ends
+  /// the members that are gone. `at_attach`: the descendants found were running before the
+  /// watch began (otherwise events were lost, and they are late finds).
+  void rescan(double now_s, bool at_attach);
+
+  /// Live members and their pidfds (with `exit_fds`; -1 where none could be opened).
+  std::vector<std::pair<pid_t, int>> exit_fds() const;
+  std::size_t live_count() const { return live_.size(); }
+
+  /// Every process seen, in the order it was first seen.
+  std::vector<ProcessRecord> records() const;
+
+ private:
+  struct Member {
+    int stat_fd = -1;
+    int pid_fd = -1;
+  };
+  ProcessRecord& add(pid_t pid, pid_t parent, double start_s);
+  void close_member(pid_t pid);
+
+  bool use_exit_fds_;
+  pid_t root_ = 0;
+  /// Every record, in the order first seen; a reused pid closes the old record and adds one.
+  std::vector<ProcessRecord> records_;
+  std::map<pid_t, std::size_t> index_;  ///< pid -> its newest record in records_.
+  std::map<pid_t, Member> live_;
+};
+
+/// pidfd_open(2); -1 where the kernel lacks it or the process is gone.
+int open_pidfd(pid_t pid);
+
+}  // namespace dlreset::watch

@@ -1,0 +1,312 @@
+#include "watch/watch_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "watch/worker_classifier.h"
+
+namespace dlreset::watch {
+
+namespace {
+
+double relative(const WatchReport& report, double time_s) { return time_s - report.result.origin_s; }
+
+std::string seconds(double value) { return fmt::format("{:.2f} s", value); }
+
+std::string plural(long count, const char* one, const char* many) {
+  return fmt::format("{} {}", count, count == 1 ? one : many);
+}
+
+std::string join_command(const std::vector<std::string>& command) {
+  std::string joined;
+  for (const std::string& arg : command) joined += (joined.empty() ? "" : " ") + arg;
+  return joined;
+}
+
+const ProcessRecord& root_record(const WatchReport& report) { return report.result.processes.front(); }
+
+std::string what_ran(const WatchReport& report) {
+  const std::string command =
+      report.command.empty() ? root_record(report).cmdline : join_command(report.command);
+  return command.size() > 80 ? command.substr(0, 77) + "..." : command;
+}
+
+/// Workers of one generation or respawn are usually all alike: say the count that occurs most.
+int typical(const std::vector<int>& counts) {
+  std::map<int, int> seen;
+  for (const int count : counts) ++seen[count];
+  return std::max_element(seen.begin(), seen.end(), [](const auto& a, const auto& b) {
+           return a.second < b.second || (a.second == b.second && a.first < b.first);
+         })->first;
+}
+
+std::string epoch_label(int epoch) { return epoch < 0 ? "before the first epoch" : fmt::format("epoch {}", epoch); }
+
+}  // namespace
+
+WatchReport analyse_watch(WatchResult result, std::vector<std::string> command, std::string epoch_pattern,
+                          double generation_window_s) {
+  WatchReport report;
+  classify_processes(result.processes);
+  GenerationOptions options;
+  options.window_s = generation_window_s;
+  options.start_uncertainty_s = result.mode == WatchMode::poll ? 2.0 * result.poll_ms / 1000.0 : 0.0;
+  report.generations = find_generations(result.processes, options);
+  report.start_uncertainty_s = options.start_uncertainty_s;
+  if (result.root_wait_status) report.program_status = shell_status(*result.root_wait_status);
+  report.result = std::move(result);
+  report.command = std::move(command);
+  report.epoch_pattern = std::move(epoch_pattern);
+  return report;
+}
+
+int epoch_at(const WatchReport& report, double time_s) {
+  const auto& marks = report.result.epoch_marks_s;
+  return static_cast<int>(std::upper_bound(marks.begin(), marks.end(), time_s) - marks.begin()) - 1;
+}
+
+namespace {
+
+/// The epoch a worker start belongs to. A start found by polling is dated up to one interval
+/// before it happened, and the epoch line that came just before it may be read in that interval.
+int epoch_of_start(const WatchReport& report, double start_s) {
+  return epoch_at(report, start_s + report.start_uncertainty_s);
+}
+
+}  // namespace
+
+std::string verdict(const WatchReport& report) {
+  const GenerationReport& found = report.generations;
+  if (found.workers == 0) {
+    return std::string("No worker process was seen: the program ran with 0 workers or with thread workers") +
+           (report.result.mode == WatchMode::poll
+                ? ", or its workers lived less than one look at /proc (" + std::to_string(report.result.poll_ms) + " ms)."
+                : ".");
+  }
+  if (found.respawns.empty()) {
+    return fmt::format("{} {} in {} and none was replaced: the workers are persistent.",
+                       plural(found.workers, "worker started", "workers started"),
+                       found.generations.size() == 1 ? "at once" : "in all",
+                       plural(static_cast<long>(found.generations.size()), "generation", "generations"));
+  }
+  std::vector<int> replaced;
+  double replacement_cpu_s = 0.0;
+  for (const Respawn& respawn : found.respawns) {
+    replaced.push_back(respawn.replaced);
+    replacement_cpu_s += found.generations[static_cast<std::size_t>(respawn.generation - 1)].cpu_s;
+  }
+  const double span_s = found.respawns.back().time_s - found.generations.front().start_s;
+  const int times = static_cast<int>(found.respawns.size());
+  return fmt::format("{} replaced {}, every {}: the loop is not keeping persistent workers; the "
+                     "replacements used {} of CPU, start-up and data set loads included.",
+                     plural(typical(replaced), "worker was", "workers were"), plural(times, "time", "times"),
+                     seconds(span_s / times), seconds(replacement_cpu_s));
+}
+
+std::string summary_text(const WatchReport& report) {
+  const WatchResult& result = report.result;
+  const ProcessRecord& root = root_record(report);
+  const double ran_s = result.end_s - result.origin_s;
+  std::string text;
+  const std::string how = result.mode == WatchMode::connector
+                              ? "the kernel's process events connector"
+                              : fmt::format("polling /proc every {} ms ({})", result.poll_ms, result.mode_reason);
+  text += fmt::format("dlreset watch: '{}' (pid {}) {} {}, {}; followed with {}\n", what_ran(report), root.pid,
+                      result.attached ? "was watched for" : "ran", seconds(ran_s),
+                      root.end_s ? describe_wait_status(result.root_wait_status) : "still running when the watch stopped",
+                      how);
+  std::map<ProcessRole, int> roles;
+  for (std::size_t i = 1; i < result.processes.size(); ++i) ++roles[result.processes[i].role];
+  text += fmt::format("  descendants: {} in all: {}, {}, {}, {}\n", result.processes.size() - 1,
+                      plural(roles[ProcessRole::worker], "worker", "workers"),
+                      plural(roles[ProcessRole::program], "training process", "training processes"),
+                      plural(roles[ProcessRole::helper], "helper", "helpers"),
+                      plural(roles[ProcessRole::other], "other", "others"));
+  const GenerationReport& found = report.generations;
+  text += fmt::format("  workers: {} started in {}\n", found.workers,
+                      plural(static_cast<long>(found.generations.size()), "generation", "generations"));
+  for (const Generation& generation : found.generations) {
+    const double start = relative(report, generation.start_s);
+    const std::string lived =
+        generation.end_s ? fmt::format("{:.2f}–{:.2f} s, lived {}", start, relative(report, *generation.end_s),
+                                       seconds(*generation.end_s - generation.start_s))
+                         : fmt::format("from {:.2f} s, still alive at the end", start);
+    text += fmt::format("    generation {}: {} {} {} of pid {}, {}, CPU {}{}\n", generation.index,
+                        generation.members.size(), to_string(generation.start),
+                        generation.members.size() == 1 ? "worker" : "workers", generation.parent, lived,
+                        seconds(generation.cpu_s),
+                        generation.replaced > 0 ? fmt::format(", replaced {}", generation.replaced) : "");
+  }
+  if (!found.respawns.empty()) {
+    std::string at;
+    for (const Respawn& respawn : found.respawns) {
+      if (!at.empty()) at += ", ";
+      at += seconds(relative(report, respawn.time_s));
+      if (!result.epoch_marks_s.empty()) at += " (" + epoch_label(epoch_of_start(report, respawn.time_s)) + ")";
+    }
+    text += fmt::format("  respawns: {}, at {}\n", found.respawns.size(), at);
+  }
+  if (!report.epoch_pattern.empty()) {
+    text += fmt::format("  epochs: {} lines matched '{}'\n", result.epoch_marks_s.size(), report.epoch_pattern);
+    for (std::size_t e = 0; e < result.epoch_marks_s.size(); ++e) {
+      int respawns = 0;
+      int replaced = 0;
+      for (const Respawn& respawn : found.respawns) {
+        if (epoch_of_start(report, respawn.time_s) == static_cast<int>(e)) {
+          ++respawns;
+          replaced += respawn.replaced;
+        }
+      }
+      text += fmt::format("    epoch {} from {:.2f} s: {}{}\n", e, relative(report, result.epoch_marks_s[e]),
+                          plural(respawns, "respawn", "respawns"),
+                          respawns > 0 ? fmt::format(" ({} workers replaced)", replaced) : "");
+    }
+  }
+  std::string others;
+  for (std::size_t i = 1; i < result.processes.size(); ++i) {
+    const ProcessRecord& process = result.processes[i];
+    if (process.role == ProcessRole::worker) continue;
+    const std::string cmdline = process.cmdline.size() > 60 ? process.cmdline.substr(0, 57) + "..." : process.cmdline;
+    others += fmt::format("    pid {} ({}, {}): {}, {:.2f} s{}, CPU {}\n", process.pid, to_string(process.role),
+                          process.exec_seen ? "exec" : "fork", cmdline, relative(report, process.start_s),
+                          process.end_s ? fmt::format("–{:.2f} s, {}", relative(report, *process.end_s),
+                                                      describe_wait_status(process.wait_status))
+                                        : " on, still running",
+                          seconds(process.cpu_s));
+  }
+  if (!others.empty()) text += "  other processes:\n" + others;
+  text += fmt::format("  watcher: {:.2f}% of one core ({} CPU over {})\n",
+                      ran_s > 0 ? 100.0 * result.watcher_cpu_s / ran_s : 0.0, seconds(result.watcher_cpu_s),
+                      seconds(ran_s));
+  if (result.events_lost > 0) {
+    text += fmt::format("  the kernel dropped {} event reports; /proc was read again each time, so some "
+                        "short-lived processes may be missing\n", result.events_lost);
+  }
+  text += "  " + verdict(report) + "\n";
+  return text;
+}
+
+nlohmann::json report_json(const WatchReport& report) {
+  const WatchResult& result = report.result;
+  nlohmann::json processes = nlohmann::json::array();
+  for (const ProcessRecord& process : result.processes) {
+    nlohmann::json entry = {{"pid", process.pid},
+                            {"parent", process.parent},
+                            {"role", to_string(process.role)},
+                            {"start", to_string(process.start)},
+                            {"how", process.exec_seen ? "exec" : "fork"},
+                            {"cmdline", process.cmdline},
+                            {"start_s", relative(report, process.start_s)},
+                            {"end_s", process.end_s ? nlohmann::json(relative(report, *process.end_s)) : nlohmann::json()},
+                            {"exit", describe_wait_status(process.wait_status)},
+                            {"cpu_s", process.cpu_s},
+                            {"existed_at_attach", process.existed_at_attach}};
+    processes.push_back(entry);
+  }
+  nlohmann::json generations = nlohmann::json::array();
+  for (const Generation& generation : report.generations.generations) {
+    nlohmann::json pids = nlohmann::json::array();
+    for (const std::size_t member : generation.members) pids.push_back(result.processes[member].pid);
+    generations.push_back({{"index", generation.index},
+                           {"parent", generation.parent},
+                           {"start", to_string(generation.start)},
+                           {"workers", pids},
+                           {"start_s", relative(report, generation.start_s)},
+                           {"end_s", generation.end_s ? nlohmann::json(relative(report, *generation.end_s)) : nlohmann::json()},
+                           {"cpu_s", generation.cpu_s},
+                           {"replaced", generation.replaced}});
+  }
+  nlohmann::json respawns = nlohmann::json::array();
+  for (const Respawn& respawn : report.generations.respawns) {
+    respawns.push_back({{"generation", respawn.generation},
+                        {"t", relative(report, respawn.time_s)},
+                        {"epoch", epoch_of_start(report, respawn.time_s)},
+                        {"replaced", respawn.replaced},
+                        {"started", respawn.started}});
+  }
+  nlohmann::json marks = nlohmann::json::array();
+  for (const double mark : result.epoch_marks_s) marks.push_back(relative(report, mark));
+  return {{"schema", "dlreset.watch"},
+          {"schema_version", 1},
+          {"command", report.command},
+          {"pid", result.root},
+          {"attached", result.attached},
+          {"mode", to_string(result.mode)},
+          {"mode_reason", result.mode_reason},
+          {"poll_ms", result.poll_ms},
+          {"duration_s", result.end_s - result.origin_s},
+          {"exit", describe_wait_status(result.root_wait_status)},
+          {"exit_status", report.program_status ? nlohmann::json(*report.program_status) : nlohmann::json()},
+          {"workers", report.generations.workers},
+          {"generations", generations},
+          {"respawns", respawns},
+          {"epoch_pattern", report.epoch_pattern},
+          {"epoch_marks_s", marks},
+          {"processes", processes},
+          {"events_lost", result.events_lost},
+          {"watcher_cpu_s", result.watcher_cpu_s},
+          {"verdict", verdict(report)}};
+}
+
+nlohmann::json events_json(const WatchReport& report) {
+  const WatchResult& result = report.result;
+  // One group of lanes per parent; a lone parent's is plainly "workers".
+  std::map<pid_t, int> parents;
+  for (const Generation& generation : report.generations.generations) parents[generation.parent] = 0;
+  const auto loader_of = [&](pid_t parent) {
+    return parents.size() == 1 ? std::string("workers") : fmt::format("workers of pid {}", parent);
+  };
+  struct Timed {
+    double t;
+    nlohmann::json event;
+  };
+  std::vector<Timed> timed;
+  int widest = 0;
+  std::map<std::string, int> start_methods;
+  for (const Generation& generation : report.generations.generations) {
+    widest = std::max(widest, static_cast<int>(generation.members.size()));
+    ++start_methods[to_string(generation.start)];
+    for (const std::size_t member : generation.members) {
+      const ProcessRecord& worker = result.processes[member];
+      // The pid names the worker: unlike a slot number it never stands for two lives at once,
+      // so the plot pairs every spawn with its own exit.
+      nlohmann::json common = {{"loader", loader_of(generation.parent)}, {"worker", worker.pid}, {"pid", worker.pid},
+                               {"generation", generation.index}};
+      nlohmann::json spawn = common;
+      spawn["kind"] = "spawn";
+      spawn["t"] = relative(report, worker.start_s);
+      spawn["epoch"] = epoch_of_start(report, worker.start_s);
+      timed.push_back({worker.start_s, spawn});
+      if (worker.end_s) {
+        nlohmann::json exit = common;
+        exit["kind"] = "exit";
+        exit["t"] = relative(report, *worker.end_s);
+        exit["epoch"] = epoch_at(report, *worker.end_s);
+        timed.push_back({*worker.end_s, exit});
+      }
+    }
+  }
+  std::stable_sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) { return a.t < b.t; });
+  nlohmann::json events = nlohmann::json::array();
+  for (Timed& entry : timed) events.push_back(std::move(entry.event));
+  nlohmann::json epochs = nlohmann::json::array();
+  for (std::size_t e = 0; e < result.epoch_marks_s.size(); ++e) {
+    const double end = e + 1 < result.epoch_marks_s.size() ? result.epoch_marks_s[e + 1] : result.end_s;
+    epochs.push_back({{"epoch", e}, {"start", relative(report, result.epoch_marks_s[e])}, {"end", relative(report, end)}});
+  }
+  std::string start_method;
+  for (const auto& [name, count] : start_methods) start_method += (start_method.empty() ? "" : "+") + name;
+  return {{"schema", "dlreset.events"},
+          {"schema_version", 1},
+          {"variant", "watched"},
+          {"command", what_ran(report)},
+          {"workers", widest},
+          {"start_method", start_method.empty() ? "none" : start_method},
+          {"total_s", result.end_s - result.origin_s},
+          {"epochs", epochs},
+          {"events", events}};
+}
+
+}  // namespace dlreset::watch

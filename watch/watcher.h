@@ -1,0 +1,79 @@
+// `dlreset watch`: runs a command, or attaches to a running process, and follows its whole
+// process tree until it ends, recording every descendant's life.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <optional>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "watch/process_record.h"
+
+namespace dlreset::watch {
+
+/// How the tree is followed.
+enum class WatchMode {
+  automatic,  ///< The events connector where it can be opened, else polling.
+  connector,  ///< The kernel's process events connector only (root); an error if unusable.
+  poll,       ///< Look at /proc every `poll_ms`.
+};
+
+struct WatchOptions {
+  std::vector<std::string> command;  ///< Run this (argv); or, when empty,
+  pid_t attach_pid = 0;              ///< attach to this running process.
+  WatchMode mode = WatchMode::automatic;
+  int poll_ms = 5;  ///< Poll mode: how often /proc is looked at.
+  /// How often every member's CPU time is read (and, in poll mode, a young fork's command line,
+  /// to see an exec). Each member is read once more as it exits.
+  double sample_interval_s = 0.05;
+  /// Lines of the program's stdout or stderr that mark the start of an epoch; with it, both
+  /// streams pass through the watcher (unchanged) instead of going straight to the terminal.
+  std::optional<std::regex> epoch_regex;
+  /// Called once the watch is set up (the command started, or the process attached to), before
+  /// the first event: where the command line prints that it is attached.
+  std::function<void(pid_t root, WatchMode mode)> on_ready;
+};
+
+/// A watch that could not start: no such process, a command that cannot run, a mode that is
+/// not available. `exit_status` is the one the command line should end with (2, 126 or 127).
+class WatchError : public std::runtime_error {
+ public:
+  WatchError(const std::string& message, int exit_status)
+      : std::runtime_error(message), exit_status_(exit_status) {}
+  int exit_status() const { return exit_status_; }
+
+ private:
+  int exit_status_;
+};
+
+struct WatchResult {
+  std::vector<ProcessRecord> processes;  ///< Every process seen, root first.
+  pid_t root = 0;
+  bool attached = false;       ///< `--pid`, rather than a command the watcher ran.
+  WatchMode mode = WatchMode::poll;  ///< The mode used (never automatic).
+  std::string mode_reason;     ///< Why polling was used, when it was.
+  int poll_ms = 0;
+  double origin_s = 0.0;       ///< When the watch began (CLOCK_MONOTONIC).
+  double end_s = 0.0;          ///< When it ended.
+  std::vector<double> epoch_marks_s;  ///< Each line that matched the epoch pattern.
+  std::optional<int> root_wait_status;
+  /// The signal (SIGINT, SIGTERM) that stopped the watch of a process attached to, or that was
+  /// passed on to the command; 0 if none.
+  int signal_received = 0;
+  int events_lost = 0;         ///< Connector reports the kernel dropped (each caused a rescan).
+  double watcher_cpu_s = 0.0;  ///< The watcher's own CPU time.
+  long looks = 0;              ///< Poll mode: looks at /proc.
+};
+
+/// Watches until the root exits (or, attached, until SIGINT/SIGTERM). SIGINT and SIGTERM sent
+/// to the watcher are passed on to a command it runs, which decides when to stop; the command
+/// gets SIGTERM if the watcher dies (PR_SET_PDEATHSIG). Throws WatchError when it cannot start.
+WatchResult run_watch(const WatchOptions& options);
+
+const char* to_string(WatchMode mode);
+
+}  // namespace dlreset::watch
