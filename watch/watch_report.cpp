@@ -46,13 +46,19 @@ std::string epoch_label(int epoch) { return epoch < 0 ? "before the first epoch"
 
 }  // namespace
 
+double start_uncertainty_s(WatchMode mode, int poll_ms) {
+  // A look dates a start no later than the look before it; two intervals leave room for a
+  // look that itself came late on a busy machine.
+  return mode == WatchMode::poll ? 2.0 * poll_ms / 1000.0 : 0.0;
+}
+
 WatchReport analyse_watch(WatchResult result, std::vector<std::string> command, std::string epoch_pattern,
                           double generation_window_s) {
   WatchReport report;
   classify_processes(result.processes);
   GenerationOptions options;
   options.window_s = generation_window_s;
-  options.start_uncertainty_s = result.mode == WatchMode::poll ? 2.0 * result.poll_ms / 1000.0 : 0.0;
+  options.start_uncertainty_s = start_uncertainty_s(result.mode, result.poll_ms);
   report.generations = find_generations(result.processes, options);
   report.start_uncertainty_s = options.start_uncertainty_s;
   if (result.root_wait_status) report.program_status = shell_status(*result.root_wait_status);

@@ -24,6 +24,9 @@ struct WatchReport {
   double start_uncertainty_s = 0.0;
 };
 
+/// How early a worker start may be dated in `mode` (GenerationOptions::start_uncertainty_s).
+double start_uncertainty_s(WatchMode mode, int poll_ms);
+
 /// Classifies the processes and finds the generations (the start uncertainty follows the mode).
 WatchReport analyse_watch(WatchResult result, std::vector<std::string> command, std::string epoch_pattern,
                           double generation_window_s);

@@ -285,7 +285,7 @@ WatchResult run_watch(const WatchOptions& options) {
   }
   result.root = root;
   Fd root_fd(open_pidfd(root));
-  if (options.on_ready) options.on_ready(root, result.mode);
+  if (options.on_ready) options.on_ready(root, result.mode, result.origin_s);
 
   const double look_interval_s = options.poll_ms / 1000.0;
   double next_look_s = result.origin_s + look_interval_s;
@@ -401,6 +401,7 @@ WatchResult run_watch(const WatchOptions& options) {
     if (after_s >= next_sample_s) {
       tree.sample(after_s);
       next_sample_s = after_s + options.sample_interval_s;
+      if (options.on_sample) options.on_sample(tree.records(), result.epoch_marks_s, after_s);
     }
 
     const bool root_fd_ready = is_ready(root_fd.get());

@@ -34,8 +34,14 @@ struct WatchOptions {
   /// streams pass through the watcher (unchanged) instead of going straight to the terminal.
   std::optional<std::regex> epoch_regex;
   /// Called once the watch is set up (the command started, or the process attached to), before
-  /// the first event: where the command line prints that it is attached.
-  std::function<void(pid_t root, WatchMode mode)> on_ready;
+  /// the first event, with the mode used and the time the watch counts from: where the command
+  /// line prints that it is attached.
+  std::function<void(pid_t root, WatchMode mode, double origin_s)> on_ready;
+  /// Called after each sample with every record so far and the epoch marks: where the command
+  /// line reports respawns as they happen, not only at the end of a long run.
+  std::function<void(const std::vector<ProcessRecord>& records, const std::vector<double>& epoch_marks_s,
+                     double now_s)>
+      on_sample;
 };
 
 /// A watch that could not start: no such process, a command that cannot run, a mode that is

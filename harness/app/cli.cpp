@@ -63,6 +63,7 @@ const std::map<std::string, std::string>& accepted_values() {
       {"--max-respawns", "an integer of 0 or more"},
       {"--generation-window-ms", "an integer from 1 to 600000"},
       {"--expect-persistent", "no value, or true or false"},
+      {"--no-live", "no value, or true or false"},
   };
   return accepted;
 }
@@ -282,7 +283,7 @@ CLI::Validator watch_output_path() {
       "PATH", "watch_output_path");
 }
 
-void add_watch_options(CLI::App& watch, WatchCommandOptions& options, bool& expect_persistent) {
+void add_watch_options(CLI::App& watch, WatchCommandOptions& options, bool& expect_persistent, bool& no_live) {
   watch.add_option("--pid", options.pid, "Attach to this running process instead of running a command")
       ->check(integer_in(1, std::numeric_limits<int>::max()));
   watch.add_option("--mode", options.mode,
@@ -308,6 +309,7 @@ void add_watch_options(CLI::App& watch, WatchCommandOptions& options, bool& expe
   watch.add_option("--max-respawns", options.max_respawns,
                    "Exit non-zero if workers were replaced more often than this")
       ->check(integer_in(0, std::numeric_limits<int>::max()));
+  watch.add_flag("--no-live", no_live, "No line on stderr at each respawn as it is found (the summary still comes at the end)");
   watch.add_option("--generation-window-ms", options.generation_window_ms,
                    "Workers of one parent that start within this many milliseconds of the first, "
                    "before any of them ends, are one generation")
@@ -360,11 +362,12 @@ int main_cli(int argc, char** argv) {
 
   WatchCommandOptions watch_options;
   bool expect_persistent = false;
+  bool no_live = false;
   CLI::App* watch = app.add_subcommand(
       "watch", "Run a training program (dlreset watch [options] -- COMMAND [ARGS...]) or attach to "
                "one (--pid N), follow its process tree and report whether its DataLoader workers "
                "are replaced between epochs");
-  add_watch_options(*watch, watch_options, expect_persistent);
+  add_watch_options(*watch, watch_options, expect_persistent, no_live);
 
   // `dlreset watch [options] -- COMMAND...`: what follows `--` is the command, untouched by the
   // parser (CLI11 would take it as positionals, which watch has none of).
@@ -426,6 +429,7 @@ int main_cli(int argc, char** argv) {
         return kExitUsage;
       }
       if (expect_persistent) watch_options.max_respawns = 0;
+      watch_options.live = !no_live;
       return watch_command(watch_options);
     }
     if (demo->parsed()) {

@@ -2,11 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <regex>
 
+#include "watch/generations.h"
 #include "watch/watch_report.h"
+#include "watch/worker_classifier.h"
 
 namespace dlreset::app {
 
@@ -20,6 +24,36 @@ watch::WatchMode parse_mode(const std::string& mode) {
   if (mode == "poll") return watch::WatchMode::poll;
   return watch::WatchMode::automatic;
 }
+
+/// A generation must be this old before its respawn is reported live: a fork that is about to
+/// run exec (a shell's child) looks like a worker for the few milliseconds before it does, and a
+/// generation's members all start within milliseconds.
+constexpr double kLiveSettleS = 0.25;
+
+/// Reports each respawn once, as it is found during the watch.
+class LiveRespawns {
+ public:
+  LiveRespawns(double origin_s, watch::GenerationOptions options) : origin_s_(origin_s), options_(options) {}
+
+  void operator()(std::vector<watch::ProcessRecord> records, const std::vector<double>& epoch_marks_s, double now_s) {
+    watch::classify_processes(records);
+    const watch::GenerationReport found = watch::find_generations(records, options_);
+    for (const watch::Respawn& respawn : found.respawns) {
+      if (now_s - respawn.time_s < kLiveSettleS || respawn.time_s <= reported_until_s_) continue;
+      reported_until_s_ = respawn.time_s;
+      const auto epoch = std::upper_bound(epoch_marks_s.begin(), epoch_marks_s.end(),
+                                          respawn.time_s + options_.start_uncertainty_s) - epoch_marks_s.begin() - 1;
+      std::cerr << fmt::format("dlreset watch: at {:.2f} s, {} worker{} replaced by generation {}{}\n",
+                               respawn.time_s - origin_s_, respawn.replaced, respawn.replaced == 1 ? " was" : "s were",
+                               respawn.generation, epoch >= 0 ? fmt::format(" (epoch {})", epoch) : "");
+    }
+  }
+
+ private:
+  double origin_s_;
+  watch::GenerationOptions options_;
+  double reported_until_s_ = -1.0;  ///< Respawns are found in time order: the last one reported.
+};
 
 bool write_json(const std::string& path, const nlohmann::json& document, const char* flag) {
   std::ofstream out(path);
@@ -48,11 +82,22 @@ int watch_command(const WatchCommandOptions& options) {
       return kExitUsage;
     }
   }
-  if (options.pid != 0) {
-    watch_options.on_ready = [](pid_t root, watch::WatchMode mode) {
+  std::optional<LiveRespawns> live;
+  watch_options.on_ready = [&live, &options](pid_t root, watch::WatchMode mode, double origin_s) {
+    if (options.pid != 0) {
       std::cerr << "dlreset watch: attached to pid " << root << ", following it with "
                 << (mode == watch::WatchMode::connector ? "the process events connector" : "polling")
                 << "; Ctrl-C stops the watch, not the process.\n";
+    }
+    watch::GenerationOptions generation_options;
+    generation_options.window_s = options.generation_window_ms / 1000.0;
+    generation_options.start_uncertainty_s = watch::start_uncertainty_s(mode, options.poll_ms);
+    live.emplace(origin_s, generation_options);
+  };
+  if (options.live) {
+    watch_options.on_sample = [&live](const std::vector<watch::ProcessRecord>& records,
+                                      const std::vector<double>& epoch_marks_s, double now_s) {
+      if (live) (*live)(records, epoch_marks_s, now_s);
     };
   }
 

@@ -23,6 +23,7 @@ struct WatchCommandOptions {
   /// --expect-persistent sets 0.
   int max_respawns = -1;
   int generation_window_ms = 1000;
+  bool live = true;  ///< A line on stderr at each respawn, as it is found.
 };
 
 /// Watches and prints the summary on stderr. Exit status: the program's own (128 + N for a

@@ -85,6 +85,7 @@ TEST_P(WatchTrainLoop, CountsTheGenerationsAndTheRespawnsOfARealTorchLoop) {
   ASSERT_FALSE(report.empty()) << result.err;
   EXPECT_EQ(report["schema"], "dlreset.watch");
   EXPECT_EQ(report["workers"], 2 * scenario.generations) << result.err;
+  EXPECT_EQ(report["exit_status"], 0) << result.err;
   EXPECT_EQ(report["generations"].size(), static_cast<std::size_t>(scenario.generations)) << result.err;
   EXPECT_EQ(report["respawns"].size(), static_cast<std::size_t>(scenario.respawns)) << result.err;
   for (const auto& generation : report["generations"]) {
@@ -110,6 +111,11 @@ TEST_P(WatchTrainLoop, CountsTheGenerationsAndTheRespawnsOfARealTorchLoop) {
     EXPECT_EQ(result.status, 1) << result.err;
     EXPECT_THAT(result.err, HasSubstr("workers were replaced " + std::to_string(scenario.respawns) + " times (at "));
     EXPECT_THAT(result.err, HasSubstr("the loop is not keeping persistent workers"));
+    // A spawned generation lives for seconds (each worker starts an interpreter and imports
+    // torch), long enough to be reported as it happens, not only in the summary.
+    if (scenario.start_method == "spawn") {
+      EXPECT_THAT(result.err, HasSubstr("2 workers were replaced by generation 2 (epoch 1)\n"));
+    }
   }
   const nlohmann::json events = read_json(dir.file("events.json"));
   EXPECT_EQ(events["events"].size(), static_cast<std::size_t>(4 * scenario.generations));  // spawn + exit each
@@ -119,7 +125,8 @@ INSTANTIATE_TEST_SUITE_P(
     RealTorch, WatchTrainLoop,
     ::testing::Values(Scenario{"fork", "persistent", 1, 0}, Scenario{"fork", "reset", 3, 2},
                       Scenario{"fork", "nonpersistent", 3, 2}, Scenario{"spawn", "persistent", 1, 0},
-                      Scenario{"spawn", "reset", 3, 2}, Scenario{"spawn", "nonpersistent", 3, 2}),
+                      Scenario{"spawn", "reset", 3, 2}, Scenario{"spawn", "nonpersistent", 3, 2},
+                      Scenario{"forkserver", "reset", 3, 2}),
     scenario_name);
 
 TEST(Watch, PollingFindsTheSameRespawnsAsTheEventsConnector) {
