@@ -77,6 +77,8 @@ std::optional<ProcStat> parse_proc_stat(const std::string& text) {
   if (fields.size() < 20 || fields[0].size() != 1) return std::nullopt;
   stat.state = fields[0][0];
   stat.parent = static_cast<pid_t>(std::atol(fields[1].c_str()));
+  constexpr unsigned long kForkNoExec = 0x00000040;  // PF_FORKNOEXEC, include/linux/sched.h
+  stat.forked_without_exec = (std::strtoul(fields[6].c_str(), nullptr, 10) & kForkNoExec) != 0;
   const double utime = std::strtod(fields[11].c_str(), nullptr);
   const double stime = std::strtod(fields[12].c_str(), nullptr);
   stat.cpu_s = (utime + stime) / ticks_per_s();

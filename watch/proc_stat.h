@@ -15,6 +15,9 @@ struct ProcStat {
   pid_t pid = 0;
   pid_t parent = 0;
   char state = '?';  ///< 'R', 'S', 'Z' (exited, not yet reaped), ...
+  /// The kernel's PF_FORKNOEXEC: forked and not (yet) exec'd. Exec clears it, so a look at the
+  /// stat tells whether a fork became a program of its own.
+  bool forked_without_exec = false;
   std::string comm;  ///< The name the kernel keeps (16 bytes at most); changes at exec.
   double cpu_s = 0.0;  ///< utime + stime, in seconds (clock-tick resolution).
   /// When the process started, in seconds on CLOCK_MONOTONIC (clock-tick resolution: the

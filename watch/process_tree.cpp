@@ -7,14 +7,6 @@
 
 namespace dlreset::watch {
 
-namespace {
-
-/// A process discovered this young may still be between its fork and its exec: its command
-/// line is read again at every sample until then.
-constexpr double kExecWindowS = 2.0;
-
-}  // namespace
-
 int open_pidfd(pid_t pid) {
 #ifdef SYS_pidfd_open
   return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
@@ -108,8 +100,8 @@ void ProcessTree::on_discovered(pid_t pid, const ProcStat& stat, double not_befo
   record.comm = stat.comm;
   record.cpu_s = stat.cpu_s;
   record.cmdline = read_cmdline(pid);
-  // No exec event in this mode: a command line other than the parent's means one ran.
-  record.exec_seen = !record.cmdline.empty() && record.cmdline != parent_cmdline;
+  // No exec event in this mode; the kernel's flag tells.
+  record.exec_seen = !stat.forked_without_exec;
   if (record.cmdline.empty()) record.cmdline = parent_cmdline;
 }
 
@@ -126,14 +118,12 @@ void ProcessTree::sample(double now_s) {
       continue;
     }
     record.cpu_s = std::max(record.cpu_s, stat->cpu_s);
-    if (record.role == ProcessRole::root || record.exec_seen || now_s - record.start_s > kExecWindowS) continue;
-    const bool renamed = stat->comm != record.comm;
-    const std::string cmdline = read_cmdline(pid);
-    if (renamed || (!cmdline.empty() && cmdline != record.cmdline)) {
-      record.exec_seen = true;
-      if (!cmdline.empty()) record.cmdline = cmdline;
-      record.comm = stat->comm;
-    }
+    if (record.role == ProcessRole::root || record.exec_seen || stat->forked_without_exec) continue;
+    // A fork found before its exec (polling), or whose exec event was lost: it ran one since.
+    record.exec_seen = true;
+    record.exec_s = now_s;
+    if (std::string cmdline = read_cmdline(pid); !cmdline.empty()) record.cmdline = cmdline;
+    record.comm = stat->comm;
   }
   for (const pid_t pid : gone) on_exit(pid, now_s, std::nullopt);
 }

@@ -6,7 +6,7 @@
 
 namespace dlreset::bench {
 
-/// BM_Fit and BM_ComputeOnly run this workload. The defaults are DESIGN §7's comparison: 5
+/// BM_Fit and BM_ComputeOnly run this workload. The defaults are the comparison of docs/design.md §6: 5
 /// epochs of 50 training and 10 validation batches of 64, sanity check on.
 struct BenchConfig {
   std::string data_dir = DLRESET_DATA_DIR;

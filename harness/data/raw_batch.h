@@ -64,7 +64,7 @@ class DefaultInitAllocator {
 using FeatureBuffer = std::vector<float, DefaultInitAllocator<float>>;
 
 /// What a worker sends back: no LibTorch inside, so forked workers never run a LibTorch op
-/// (DESIGN §5); the parent turns it into tensors (collate.h).
+/// (docs/design.md §4); the parent turns it into tensors (collate.h).
 struct RawBatch {
   std::vector<std::int64_t> indices;       ///< Dataset indices, in batch order.
   std::vector<std::int64_t> labels;        ///< One label per sample.

@@ -14,9 +14,9 @@ struct WorkloadOptions {
   double learning_rate = 0.05;    ///< For adam, 1e-3 is the usual choice.
   double momentum = 0.9;          ///< sgd only
   std::string device = "auto";    ///< auto, cpu or cuda
-  /// LibTorch's intra-op threads on CPU. One is fastest here: a LeNet step takes ~15 ms with
-  /// one thread and ~70 ms with two on a 2-core machine (DESIGN §7), and the DataLoader's
-  /// workers want the other core.
+  /// LibTorch's intra-op threads on CPU. One is fastest on a small machine: on 2 cores a second
+  /// thread made an epoch several times slower (`dlreset run --workers 0 --intra-op-threads 2`
+  /// against 1), and the DataLoader's workers want the other core.
   int intra_op_threads = 1;
   /// Seeds the weights. On CPU the same seed and the same batches give bit-identical losses.
   std::uint64_t seed = 0;

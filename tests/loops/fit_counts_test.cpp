@@ -1,4 +1,4 @@
-// The regression gate: DESIGN.md §6's table of worker spawns and iterator resets, for every
+// The regression gate: docs/design.md §5's table of worker spawns and iterator resets, for every
 // variant, back-end and worker count. The repro must keep reproducing: if `buggy` stops
 // resetting, these tests fail too.
 #include <gtest/gtest.h>

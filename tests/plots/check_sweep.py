@@ -67,7 +67,7 @@ def main():
             failures.append(f"recorded command {cmd} lacks the pass-through flags or --json")
         if run["workers"] == 0 and run["persistent_workers"]:
             failures.append("a 0-worker run has persistent workers")
-        # DESIGN §6: with persistent workers, buggy spawns E·W train workers, fixed W.
+        # docs/design.md §5: with persistent workers, buggy spawns E·W train workers, fixed W.
         spawns = run["train"]["worker_spawns"]
         want = run["workers"] * (EPOCHS if run["variant"] == "buggy" else 1)
         if spawns != want:
