@@ -93,6 +93,10 @@ def load(paths):
     samples, workloads, machines = [], set(), []
     for path in paths:
         doc = plotstyle.load_json(path)
+        unusable = (f"'{path}' is neither a sweep (plots/sweep.py), a Google Benchmark JSON "
+                    "(dlreset_bench --benchmark_out_format=json) nor a dlreset run report; pass "
+                    "one of those.")
+        plotstyle.check_schema(doc, path, ("dlreset.sweep", "dlreset.run"), unusable)
         if isinstance(doc, dict) and isinstance(doc.get("runs"), list):
             if not doc["runs"]:
                 raise InputError(f"'{path}' is a sweep without runs; run plots/sweep.py again.")
@@ -112,9 +116,7 @@ def load(paths):
             samples.append(samples_from_report(doc, path))
             workloads.add(tuple(doc.get(f) for f in WORKLOAD_FIELDS))
         else:
-            raise InputError(f"'{path}' is neither a sweep (plots/sweep.py), a Google Benchmark "
-                             "JSON (dlreset_bench --benchmark_out_format=json) nor a dlreset run "
-                             "report; pass one of those.")
+            raise InputError(unusable)
     if len(workloads) > 1:
         described = "; ".join(", ".join(f"{f}={v}" for f, v in zip(WORKLOAD_FIELDS, w))
                               for w in sorted(workloads, key=str))

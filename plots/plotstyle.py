@@ -111,6 +111,35 @@ class InputError(Exception):
     """An input file that cannot be used; the message names the file and what to do."""
 
 
+# What each of dlreset's JSON outputs calls itself, and the newest version these scripts read.
+SCHEMAS = {
+    "dlreset.run": 1,     # dlreset run --json
+    "dlreset.events": 1,  # dlreset run --events, dlreset watch --events
+    "dlreset.sweep": 1,   # plots/sweep.py
+    "dlreset.watch": 1,   # dlreset watch --json
+}
+
+
+def check_schema(doc, path, accepted, rejection):
+    """Raises InputError unless `doc` is one of the `accepted` schemas in a version we read.
+
+    `rejection` is the script's own sentence for a file it cannot use; the schema found is
+    added to it.
+
+    A file without a schema field was written before dlreset named its outputs; it is read as
+    before, and the caller's own field checks decide. Google Benchmark's JSON has none either.
+    """
+    if not isinstance(doc, dict) or "schema" not in doc:
+        return
+    name, version = doc.get("schema"), doc.get("schema_version")
+    if name not in accepted:
+        raise InputError(f"{rejection} (It is a {name} file.)")
+    if not isinstance(version, int) or version > SCHEMAS[name]:
+        raise InputError(f"'{path}' is {name} version {version}, newer than the version "
+                         f"{SCHEMAS[name]} this script reads; use the plots/ of the dlreset that "
+                         "wrote it.")
+
+
 def load_json(path):
     try:
         with open(path, encoding="utf-8") as f:

@@ -249,6 +249,8 @@ def main(argv=None):
                   file=sys.stderr, flush=True)
 
     output = {
+        "schema": "dlreset.sweep",
+        "schema_version": 1,
         "runs": runs,
         "commands": commands,
         "machine": {

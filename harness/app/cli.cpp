@@ -391,6 +391,11 @@ int main_cli(int argc, char** argv) {
 
   try {
     if (run->parsed()) {
+      if (run_options.json_path == "-" && run_options.events_path == "-") {
+        std::cerr << "dlreset: --json - and --events - would both write to stdout, as two JSON "
+                     "documents in one stream; send one of them to a file.\n";
+        return kExitUsage;
+      }
       run_options.variant = *variants::parse_variant(variant);
       run_options.start_method = *data::parse_start_method(method);
       run_options.persistent_workers = !no_persistent;

@@ -9,6 +9,13 @@ namespace dlreset::app {
 
 namespace {
 
+/// Each JSON output names what it is and its version, so a reader (the plot scripts) can refuse
+/// one it does not understand instead of misreading it. docs/run-json.md describes both.
+constexpr const char* kRunSchema = "dlreset.run";
+constexpr const char* kEventsSchema = "dlreset.events";
+constexpr int kSchemaVersion = 1;
+
+
 nlohmann::json loader_json(const variants::LoaderReport& loader) {
   return {{"worker_spawns", loader.counters.worker_spawns},
           {"shutdown_calls", loader.counters.shutdown_calls},
@@ -61,7 +68,9 @@ nlohmann::json events_to_json(const variants::FitReport& report, const RunContex
                       {"end", report.epochs[e].end_s - origin_s}});
   }
   const RunOptions& options = *context.options;
-  return {{"variant", variants::to_string(report.variant)},
+  return {{"schema", kEventsSchema},
+          {"schema_version", kSchemaVersion},
+          {"variant", variants::to_string(report.variant)},
           {"workers", options.workers},
           {"start_method", data::to_string(options.start_method)},
           {"persistent_workers", options.persistent_workers},
@@ -73,6 +82,8 @@ nlohmann::json events_to_json(const variants::FitReport& report, const RunContex
 nlohmann::json to_json(const variants::FitReport& report, const RunContext& context) {
   const RunOptions& options = *context.options;
   nlohmann::json json;
+  json["schema"] = kRunSchema;
+  json["schema_version"] = kSchemaVersion;
   json["variant"] = variants::to_string(report.variant);
   json["workers"] = options.workers;
   json["epochs"] = options.epochs;

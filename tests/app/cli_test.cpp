@@ -27,7 +27,8 @@ TEST(Cli, BadValuesExitTwoWithOneLineNamingTheFlag) {
       {"run --epochs 0", "--epochs"},          {"run --batch-size 0", "--batch-size"},
       {"run --limit-train-batches -3", "--limit-train-batches"},
       {"run --device tpu", "--device"},        {"run --workers", "--workers"},
-      {"run --no-such-flag", "--no-such-flag"}};
+      {"run --no-such-flag", "--no-such-flag"},
+      {"run --json - --events -", "--events -"}};
   for (const auto& [args, flag] : cases) {
     const Result result = run_dlreset(args);
     EXPECT_EQ(result.status, 2) << args;
