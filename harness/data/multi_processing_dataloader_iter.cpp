@@ -1,6 +1,8 @@
 // Mirrors _MultiProcessingDataLoaderIter of torch/utils/data/dataloader.py @ v1.10.0.
 #include "harness/data/multi_processing_dataloader_iter.h"
 
+#include <stdexcept>
+
 #include "harness/data/errors.h"
 #include "harness/trace/event_log.h"
 
@@ -100,6 +102,12 @@ void MultiProcessingDataLoaderIter::reset(bool first_iter) {
 void MultiProcessingDataLoaderIter::try_put_index() {
   std::optional<std::vector<std::int64_t>> index = next_index();
   if (!index) return;
+  if (tasks_outstanding_ >= prefetch_factor_ * num_workers_) {
+    throw std::logic_error("DataLoader iterator of loader '" + state_->options.name + "' would have " +
+                           std::to_string(tasks_outstanding_ + 1) + " index batches in flight, more than " +
+                           "prefetch_factor x num_workers = " + std::to_string(prefetch_factor_ * num_workers_) +
+                           ": a bug in dlreset's iterator.");
+  }
   const int worker_id = worker_queue_idx_;
   worker_queue_idx_ = (worker_queue_idx_ + 1) % num_workers_;
   Message task;
@@ -108,7 +116,7 @@ void MultiProcessingDataLoaderIter::try_put_index() {
   task.send_idx = send_idx_;
   task.indices = std::move(*index);
   pool_->send(worker_id, task);
-  task_info_[send_idx_] = TaskInfo{worker_id, std::nullopt};
+  task_info_[send_idx_] = TaskInfo{std::nullopt};
   ++tasks_outstanding_;
   ++send_idx_;
 }

@@ -29,6 +29,9 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   /// `_shutdown_workers`: idempotent; every call is counted, including the ones that find
   /// the workers already gone (Lightning's test_workers_are_shutdown counts them all).
   void shutdown_workers();
+  /// Index batches sent and not yet come back: at most prefetch_factor × num_workers, and
+  /// exactly that after `reset` while the sampler has that many batches left. A test hook.
+  int tasks_outstanding() const { return tasks_outstanding_; }
 
   bool workers_shut_down() const { return shutdown_; }
   std::vector<std::int64_t> worker_pids() const;
@@ -37,10 +40,10 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   std::optional<RawBatch> next_data() override;
 
  private:
-  /// What PyTorch keeps in _task_info: the worker a task went to and, once it arrived out of
-  /// order, its result.
+  /// What PyTorch keeps in _task_info: once a task's result arrived out of order, the result.
+  /// (PyTorch also keeps the worker, to skip tasks of a worker it has given up on; dlreset
+  /// never gives up on one: a dead worker ends the epoch with an error.)
   struct TaskInfo {
-    int worker_id = 0;
     std::optional<Message> result;
   };
 
@@ -59,6 +62,8 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   std::int64_t send_idx_ = 0;  ///< Next task's index.
   std::int64_t rcvd_idx_ = 0;  ///< Next index to hand out.
   std::map<std::int64_t, TaskInfo> task_info_;
+  /// `_tasks_outstanding`: index batches sent whose result has not come back. PyTorch asserts
+  /// it stays below prefetch_factor × num_workers before each send; so does try_put_index.
   int tasks_outstanding_ = 0;
   int worker_queue_idx_ = 0;
   bool shutdown_ = false;

@@ -117,6 +117,30 @@ TEST_P(Backends, ResetInTheMiddleOfAnEpochDropsStaleResults) {
   EXPECT_EQ(loader->counters().worker_spawns, 2);
 }
 
+TEST_P(Backends, InFlightIndexBatchesNeverExceedPrefetchFactorTimesWorkers) {
+  // 40 samples in batches of 4: 10 batches, more than prefetch_factor (2) × 2 workers.
+  auto loader = synthetic_loader(40, options_for(GetParam(), 2, true));
+  const int bound = 2 * 2;
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    auto it = loader->iter();
+    auto* iterator = dynamic_cast<MultiProcessingDataLoaderIter*>(loader->iterator().get().get());
+    ASSERT_NE(iterator, nullptr);
+    EXPECT_EQ(iterator->tasks_outstanding(), bound) << "epoch " << epoch << ": primed";
+    int batches = 0;
+    int most = 0;
+    while (it->next()) {
+      ++batches;
+      most = std::max(most, iterator->tasks_outstanding());
+      // A result that came back early waits without a refill, as in PyTorch, so fewer may be
+      // in flight; never more.
+      EXPECT_LE(iterator->tasks_outstanding(), bound) << "epoch " << epoch << ", after batch " << batches;
+    }
+    EXPECT_EQ(batches, 10);
+    EXPECT_EQ(most, bound);
+    EXPECT_EQ(iterator->tasks_outstanding(), 0);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(DataLoader, Backends,
                          ::testing::Values(StartMethod::thread, StartMethod::fork, StartMethod::spawn),
                          method_name);

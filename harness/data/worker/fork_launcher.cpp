@@ -37,7 +37,7 @@ namespace {
 
 }  // namespace
 
-pid_t launch_fork_worker(const WorkerLaunch& launch, int child_fd, SocketChannel& /*parent_end*/) {
+pid_t launch_fork_worker(const WorkerLaunch& launch, int child_fd) {
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {

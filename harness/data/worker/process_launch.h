@@ -10,12 +10,13 @@ namespace dlreset::data {
 
 /// Forks a worker that runs the worker loop on the inherited dataset copy. The child runs no
 /// LibTorch code (a fork after LibTorch's thread pools started is unsafe for OpenMP) and
-/// leaves with _exit, never through the parent's destructors.
-pid_t launch_fork_worker(const WorkerLaunch& launch, int child_fd, SocketChannel& parent_end);
+/// leaves with _exit, never through the parent's destructors. Its dataset is the parent's own
+/// copy, so nothing needs to be sent to it.
+pid_t launch_fork_worker(const WorkerLaunch& launch, int child_fd);
 
 /// Starts a fresh run of this program (/proc/self/exe) in worker mode and sends it its set-up:
 /// the program loads, rebuilds its dataset from spec() and loads that again, as a Python
-/// worker started with spawn re-imports everything.
+/// worker started with spawn re-imports everything. The set-up goes over `parent_end`.
 pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChannel& parent_end);
 
 /// The environment variable that puts a program into worker mode; spawn_main.cpp reads it.

@@ -61,9 +61,8 @@ ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunc
       worker.id = launch.config.worker_id;
       worker.channel = SocketChannel(fds[0]);
       try {
-        worker.pid = method == StartMethod::spawn
-                         ? launch_spawn_worker(launch, fds[1], worker.channel)
-                         : launch_fork_worker(launch, fds[1], worker.channel);
+        worker.pid = method == StartMethod::spawn ? launch_spawn_worker(launch, fds[1], worker.channel)
+                                                  : launch_fork_worker(launch, fds[1]);
       } catch (...) {
         ::close(fds[1]);
         throw;

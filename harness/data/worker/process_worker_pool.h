@@ -22,7 +22,6 @@ class ProcessWorkerPool : public WorkerPool {
   void send(int worker_id, const Message& message) override;
   std::optional<Message> receive(std::chrono::milliseconds timeout) override;
   void shutdown(std::chrono::milliseconds grace) override;
-  int size() const override { return static_cast<int>(workers_.size()); }
   std::vector<std::int64_t> pids() const override;
 
  private:

@@ -92,7 +92,7 @@ void ThreadWorkerPool::send(int worker_id, const Message& message) {
 bool ThreadWorkerPool::consume_lifecycle(const Message& message) {
   if (!is_lifecycle(message.type)) return false;
   if (message.type == MessageType::exiting && message.worker_id >= 0 &&
-      message.worker_id < size()) {
+      message.worker_id < static_cast<int>(workers_.size())) {
     exited_[static_cast<std::size_t>(message.worker_id)] = true;
   }
   if (on_lifecycle_) on_lifecycle_(message);

@@ -45,8 +45,6 @@ class WorkerPool {
   /// reading what they still send (their lifecycle reports count), waits up to `grace` for
   /// them to finish, then kills (processes) or abandons (threads) the stragglers. Idempotent.
   virtual void shutdown(std::chrono::milliseconds grace) = 0;
-
-  virtual int size() const = 0;
   /// Process ids of the workers (the parent's own pid for thread workers).
   virtual std::vector<std::int64_t> pids() const = 0;
 };
