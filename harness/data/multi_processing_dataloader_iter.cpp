@@ -4,23 +4,16 @@
 #include <stdexcept>
 
 #include "harness/data/errors.h"
+#include "harness/data/splitmix64.h"
+#include "harness/data/worker/status_check.h"
 #include "harness/trace/event_log.h"
 
 namespace dlreset::data {
 
 namespace {
 
-/// PyTorch's MP_STATUS_CHECK_INTERVAL: how long a wait for data lasts before the workers'
-/// health is checked again, and how long shutdown waits for workers before killing them.
-constexpr std::chrono::milliseconds kStatusCheckInterval{5000};
-
-std::uint64_t base_seed_from(std::uint64_t seed) {
-  // splitmix64, so that seeds 0, 1, 2 give unrelated worker seeds.
-  std::uint64_t x = seed + 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return (x ^ (x >> 31)) >> 1;
-}
+/// Seeds 0, 1, 2 give unrelated worker seeds; 63 bits, so base_seed + worker_id cannot wrap.
+std::uint64_t base_seed_from(std::uint64_t seed) { return splitmix64(seed) >> 1; }
 
 void on_worker_lifecycle(LoaderState& state, const Message& message) {
   if (message.type == MessageType::dataset_loaded) {

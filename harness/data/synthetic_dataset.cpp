@@ -7,19 +7,10 @@
 #include <unistd.h>
 
 #include "harness/data/errors.h"
+#include "harness/data/splitmix64.h"
 #include "harness/data/worker/worker_info.h"
 
 namespace dlreset::data {
-
-namespace {
-std::uint64_t mix(std::uint64_t x) {
-  // splitmix64: a fast, well-distributed generator for the load work and the features.
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-}  // namespace
 
 SyntheticDataset::SyntheticDataset(SyntheticDatasetOptions options) : options_(std::move(options)) {
   if (options_.size < 0) {
@@ -41,7 +32,7 @@ void SyntheticDataset::load() {
   const auto start = std::chrono::steady_clock::now();
   double sum = 0.0;
   for (std::int64_t i = 0; i < options_.load_work; ++i) {
-    sum += static_cast<double>(mix(static_cast<std::uint64_t>(i)) >> 11) * 0x1.0p-53;
+    sum += static_cast<double>(splitmix64(static_cast<std::uint64_t>(i)) >> 11) * 0x1.0p-53;
   }
   load_checksum_ = sum;
   loaded_ = true;
@@ -81,7 +72,7 @@ std::int64_t SyntheticDataset::get(std::int64_t index, float* features) {
   features[0] = static_cast<float>(index);
   features[1] = static_cast<float>(options_.marker);
   for (std::int64_t j = 2; j < numel; ++j) {
-    const std::uint64_t bits = mix(static_cast<std::uint64_t>(index) * 1315423911u + j);
+    const std::uint64_t bits = splitmix64(static_cast<std::uint64_t>(index) * 1315423911u + j);
     features[j] = static_cast<float>(bits >> 40) * 0x1.0p-24f;
   }
   return index % options_.num_classes;

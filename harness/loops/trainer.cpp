@@ -12,12 +12,6 @@
 
 namespace dlreset::loops {
 
-namespace {
-std::int64_t limited(std::int64_t available, std::int64_t limit) {
-  return limit < 0 ? available : std::min(available, limit);
-}
-}  // namespace
-
 Trainer::Trainer(TrainerOptions options) : options_(std::move(options)) {
   if (options_.max_epochs < 0) {
     throw std::invalid_argument("max_epochs must be 0 or more, got " +

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "harness/data/data_loader.h"
 #include "harness/loops/lightning_module.h"
@@ -56,7 +57,7 @@ class Trainer {
 
   template <typename Hook>
   void call_hook(Hook&& hook) {
-    for (Callback* callback : options_.callbacks) hook(*callback);
+    call_callbacks(options_, std::forward<Hook>(hook));
   }
 
  private:

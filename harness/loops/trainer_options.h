@@ -1,6 +1,7 @@
 // Mirrors the Trainer arguments of pytorch_lightning/trainer/trainer.py @ 1.5.0 that matter here.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -23,5 +24,18 @@ struct TrainerOptions {
   profiler::Profiler* profiler = nullptr;
   std::vector<Callback*> callbacks;
 };
+
+/// The batches a loader gives an epoch under `limit` (-1: all `available`): how the Trainer and
+/// the vanilla loop both count them.
+inline std::int64_t limited(std::int64_t available, std::int64_t limit) {
+  return limit < 0 ? available : std::min(available, limit);
+}
+
+/// Calls `hook` on every callback of `options`, in order: Lightning's `call_hook` for the
+/// callbacks, shared by the Trainer and the vanilla loop.
+template <typename Hook>
+void call_callbacks(const TrainerOptions& options, Hook&& hook) {
+  for (Callback* callback : options.callbacks) hook(*callback);
+}
 
 }  // namespace dlreset::loops

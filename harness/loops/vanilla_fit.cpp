@@ -6,19 +6,6 @@
 
 namespace dlreset::loops {
 
-namespace {
-
-std::int64_t limited(std::int64_t available, std::int64_t limit) {
-  return limit < 0 ? available : std::min(available, limit);
-}
-
-template <typename Hook>
-void call_hook(const TrainerOptions& options, Hook&& hook) {
-  for (Callback* callback : options.callbacks) hook(*callback);
-}
-
-}  // namespace
-
 void vanilla_fit(LightningModule& model, data::DataLoader& train_dataloader,
                  data::DataLoader* val_dataloader, const TrainerOptions& options) {
   trace::EventLog& log = trace::EventLog::global();
@@ -27,7 +14,7 @@ void vanilla_fit(LightningModule& model, data::DataLoader& train_dataloader,
       val_dataloader != nullptr ? limited(val_dataloader->size(), options.limit_val_batches) : 0;
   for (int epoch = 0; epoch < options.max_epochs; ++epoch) {
     log.set_context({epoch, "fit", "train"});
-    call_hook(options, [&](Callback& c) { c.on_train_epoch_start(epoch, train_batches); });
+    call_callbacks(options, [&](Callback& c) { c.on_train_epoch_start(epoch, train_batches); });
     {
       auto batches = train_dataloader.iter();
       for (std::int64_t batch_idx = 0; batch_idx < train_batches; ++batch_idx) {
@@ -35,26 +22,26 @@ void vanilla_fit(LightningModule& model, data::DataLoader& train_dataloader,
         if (!batch) break;
         data::Batch on_device = model.transfer_batch_to_device(std::move(*batch));
         const double loss = model.training_step(on_device, batch_idx);
-        call_hook(options, [&](Callback& c) { c.on_train_batch_end(on_device, batch_idx, loss); });
+        call_callbacks(options, [&](Callback& c) { c.on_train_batch_end(on_device, batch_idx, loss); });
       }
     }
     if (val_batches > 0) {
       log.set_context({epoch, "fit", "validate"});
-      call_hook(options, [&](Callback& c) { c.on_validation_start("validate", val_batches); });
+      call_callbacks(options, [&](Callback& c) { c.on_validation_start("validate", val_batches); });
       auto batches = val_dataloader->iter();
       for (std::int64_t batch_idx = 0; batch_idx < val_batches; ++batch_idx) {
         std::optional<data::Batch> batch = batches->next();
         if (!batch) break;
         data::Batch on_device = model.transfer_batch_to_device(std::move(*batch));
         const double loss = model.validation_step(on_device, batch_idx);
-        call_hook(options,
+        call_callbacks(options,
                   [&](Callback& c) { c.on_validation_batch_end(on_device, batch_idx, loss); });
       }
-      call_hook(options, [&](Callback& c) { c.on_validation_end("validate"); });
+      call_callbacks(options, [&](Callback& c) { c.on_validation_end("validate"); });
     }
-    call_hook(options, [&](Callback& c) { c.on_train_epoch_end(epoch); });
+    call_callbacks(options, [&](Callback& c) { c.on_train_epoch_end(epoch); });
   }
-  call_hook(options, [](Callback& c) { c.on_fit_end(); });
+  call_callbacks(options, [](Callback& c) { c.on_fit_end(); });
   log.set_context({});
 }
 

@@ -127,16 +127,13 @@ TEST_P(Backends, InFlightIndexBatchesNeverExceedPrefetchFactorTimesWorkers) {
     ASSERT_NE(iterator, nullptr);
     EXPECT_EQ(iterator->tasks_outstanding(), bound) << "epoch " << epoch << ": primed";
     int batches = 0;
-    int most = 0;
     while (it->next()) {
       ++batches;
-      most = std::max(most, iterator->tasks_outstanding());
       // A result that came back early waits without a refill, as in PyTorch, so fewer may be
       // in flight; never more.
       EXPECT_LE(iterator->tasks_outstanding(), bound) << "epoch " << epoch << ", after batch " << batches;
     }
     EXPECT_EQ(batches, 10);
-    EXPECT_EQ(most, bound);
     EXPECT_EQ(iterator->tasks_outstanding(), 0);
   }
 }

@@ -3,13 +3,15 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "harness/data/worker/status_check.h"
+
 namespace dlreset::data {
 
 namespace {
 /// How often a worker blocked on its socket checks that its parent is still there, like
-/// PyTorch's ManagerWatchdog (MP_STATUS_CHECK_INTERVAL). PR_SET_PDEATHSIG usually kills the
-/// worker first; this is the second line of defence.
-constexpr int kParentCheckMs = 5000;
+/// PyTorch's ManagerWatchdog. PR_SET_PDEATHSIG usually kills the worker first; this is the
+/// second line of defence.
+constexpr int kParentCheckMs = static_cast<int>(kStatusCheckInterval.count());
 
 Message exit_message() {
   Message message;

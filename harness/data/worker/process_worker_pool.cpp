@@ -14,6 +14,7 @@
 #include "harness/data/errors.h"
 #include "harness/data/interrupt.h"
 #include "harness/data/worker/process_launch.h"
+#include "harness/data/worker/status_check.h"
 #include "harness/data/worker/thread_worker_pool.h"
 #include "harness/trace/event_log.h"
 
@@ -73,12 +74,12 @@ ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunc
       record(static_cast<int>(trace::EventKind::worker_spawn), workers_.back());
     }
   } catch (...) {
-    shutdown(std::chrono::seconds(5));
+    shutdown(kStatusCheckInterval);
     throw;
   }
 }
 
-ProcessWorkerPool::~ProcessWorkerPool() { shutdown(std::chrono::seconds(5)); }
+ProcessWorkerPool::~ProcessWorkerPool() { shutdown(kStatusCheckInterval); }
 
 void ProcessWorkerPool::record(int kind, const Worker& worker) const {
   trace::Event event;
@@ -145,10 +146,29 @@ std::optional<Message> ProcessWorkerPool::pop_data(Worker& worker) {
   return std::nullopt;
 }
 
-std::optional<Message> ProcessWorkerPool::receive(std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
+ProcessWorkerPool::ChannelWait ProcessWorkerPool::wait_for_channels(int timeout_ms, bool skip_at_eof) {
   std::vector<pollfd> entries;
   std::vector<std::size_t> owners;
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    const SocketChannel& channel = workers_[i].channel;
+    if (channel.open() && !(skip_at_eof && channel.at_eof())) {
+      entries.push_back({channel.fd(), POLLIN, 0});
+      owners.push_back(i);
+    }
+  }
+  ChannelWait wait;
+  wait.channels = entries.size();
+  if (entries.empty()) return wait;
+  wait.ready = ::poll(entries.data(), entries.size(), timeout_ms);
+  wait.error = wait.ready < 0 ? errno : 0;
+  for (std::size_t e = 0; wait.ready > 0 && e < entries.size(); ++e) {
+    if (entries[e].revents != 0) workers_[owners[e]].channel.read_available();
+  }
+  return wait;
+}
+
+std::optional<Message> ProcessWorkerPool::receive(std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
   while (true) {
     // Deliver what is buffered first, even from a worker that died after sending it.
     for (std::size_t k = 0; k < workers_.size(); ++k) {
@@ -163,28 +183,14 @@ std::optional<Message> ProcessWorkerPool::receive(std::chrono::milliseconds time
     }
     throw_if_interrupted();
     const int left_ms = milliseconds_left(deadline);
-    entries.clear();
-    owners.clear();
-    for (std::size_t i = 0; i < workers_.size(); ++i) {
-      if (workers_[i].channel.open()) {
-        entries.push_back({workers_[i].channel.fd(), POLLIN, 0});
-        owners.push_back(i);
-      }
-    }
-    if (entries.empty()) return std::nullopt;
     const int slice_ms = std::min(left_ms, static_cast<int>(kInterruptCheckInterval.count()));
-    const int ready = ::poll(entries.data(), entries.size(), slice_ms);
-    if (ready < 0 && errno != EINTR) {
+    const ChannelWait wait = wait_for_channels(slice_ms, /*skip_at_eof=*/false);
+    if (wait.channels == 0) return std::nullopt;
+    if (wait.ready < 0 && wait.error != EINTR) {
       throw DataLoaderError(std::string("Waiting for DataLoader workers failed: ") +
-                            std::strerror(errno) + ".");
+                            std::strerror(wait.error) + ".");
     }
-    if (ready <= 0) {
-      if (left_ms == 0) return std::nullopt;
-      continue;
-    }
-    for (std::size_t e = 0; e < entries.size(); ++e) {
-      if (entries[e].revents != 0) workers_[owners[e]].channel.read_available();
-    }
+    if (wait.ready <= 0 && left_ms == 0) return std::nullopt;
   }
 }
 
@@ -200,24 +206,12 @@ void ProcessWorkerPool::shutdown(std::chrono::milliseconds grace) {
   }
   // Drain until every worker has closed its socket: batches are dropped, load reports count.
   const auto deadline = Clock::now() + grace;
-  std::vector<pollfd> entries;
-  std::vector<std::size_t> owners;
   while (true) {
     for (Worker& worker : workers_) pop_data(worker);
-    entries.clear();
-    owners.clear();
-    for (std::size_t i = 0; i < workers_.size(); ++i) {
-      if (workers_[i].channel.open() && !workers_[i].channel.at_eof()) {
-        entries.push_back({workers_[i].channel.fd(), POLLIN, 0});
-        owners.push_back(i);
-      }
-    }
     const int left_ms = milliseconds_left(deadline);
-    if (entries.empty() || left_ms == 0) break;
-    if (::poll(entries.data(), entries.size(), left_ms) < 0 && errno != EINTR) break;
-    for (std::size_t e = 0; e < entries.size(); ++e) {
-      if (entries[e].revents != 0) workers_[owners[e]].channel.read_available();
-    }
+    if (left_ms == 0) break;
+    const ChannelWait wait = wait_for_channels(left_ms, /*skip_at_eof=*/true);
+    if (wait.channels == 0 || (wait.ready < 0 && wait.error != EINTR)) break;
   }
   for (Worker& worker : workers_) {
     pop_data(worker);

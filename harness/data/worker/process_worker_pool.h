@@ -39,6 +39,14 @@ class ProcessWorkerPool : public WorkerPool {
   /// Waits up to `timeout` for the child to exit (then kills it if `kill_after`), and reaps it.
   void reap(Worker& worker, std::chrono::milliseconds timeout, bool kill_after);
   [[noreturn]] void fail_dead(Worker& worker);
+  /// One wait of receive() or shutdown(): polls the open channels (with `skip_at_eof`, only
+  /// those whose worker has not closed its end) for up to `timeout_ms` and reads what came.
+  struct ChannelWait {
+    std::size_t channels = 0;  ///< How many were waited on; 0: none was open.
+    int ready = 0;             ///< poll's result: channels that had data, 0 on a timeout, -1.
+    int error = 0;             ///< errno when `ready` is -1.
+  };
+  ChannelWait wait_for_channels(int timeout_ms, bool skip_at_eof);
   void record(int kind, const Worker& worker) const;
 
   std::string loader_;

@@ -9,6 +9,7 @@
 #include "harness/data/dataset.h"
 #include "harness/data/interrupt.h"
 #include "harness/data/worker/blocking_queue.h"
+#include "harness/data/worker/status_check.h"
 #include "harness/trace/event_log.h"
 
 namespace dlreset::data {
@@ -83,7 +84,7 @@ ThreadWorkerPool::ThreadWorkerPool(std::vector<WorkerLaunch> launches, Lifecycle
   }
 }
 
-ThreadWorkerPool::~ThreadWorkerPool() { shutdown(std::chrono::seconds(5)); }
+ThreadWorkerPool::~ThreadWorkerPool() { shutdown(kStatusCheckInterval); }
 
 void ThreadWorkerPool::send(int worker_id, const Message& message) {
   workers_.at(static_cast<std::size_t>(worker_id))->inbox.push(message);
