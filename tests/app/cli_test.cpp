@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "tests/support/command.h"
@@ -48,6 +49,49 @@ TEST(Cli, HelpListsTheRunFlags) {
                            "--profiler", "--json", "--no-progress"}) {
     EXPECT_THAT(result.out, HasSubstr(flag));
   }
+}
+
+TEST(Cli, VersionNamesTheProjectVersionAndLibTorch) {
+  const Result result = run_dlreset("--version");
+  EXPECT_EQ(result.status, 0);
+  EXPECT_THAT(result.out, ::testing::MatchesRegex("dlreset " DLRESET_VERSION
+                                                  " \\(built with LibTorch [0-9]+\\.[0-9]+\\.[0-9]+\\)\n"));
+}
+
+/// Every flag `--help` lists for `command` (the words that start with "--").
+std::vector<std::string> flags_in_help(const std::string& command) {
+  const Result help = run_dlreset(command + " --help");
+  std::vector<std::string> flags;
+  for (std::size_t at = help.out.find("--"); at != std::string::npos; at = help.out.find("--", at + 2)) {
+    const std::size_t end = help.out.find_first_of(" ,=\n", at);
+    flags.push_back(help.out.substr(at, end - at));
+  }
+  return flags;
+}
+
+TEST(Cli, ManPageHasEverySubcommandAndEveryFlagOfHelp) {
+  const Result man = run_dlreset("--man-page");
+  EXPECT_EQ(man.status, 0);
+  std::string option_lines;  // the ".B" lines: an option's names, its value's type
+  std::istringstream lines(man.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(".B ", 0) == 0) option_lines += line + "\n";
+  }
+  EXPECT_THAT(man.out, HasSubstr(".TH DLRESET 1 \"\" \"dlreset " DLRESET_VERSION "\""));
+  int flags = 0;
+  for (const char* command : {"run", "demo"}) {
+    EXPECT_THAT(man.out, HasSubstr(std::string(".SS ") + command + "\n")) << command;
+    for (std::string flag : flags_in_help(command)) {
+      // roff escapes each hyphen.
+      for (std::size_t at = flag.find('-'); at != std::string::npos; at = flag.find('-', at + 2)) {
+        flag.replace(at, 1, "\\-");
+      }
+      EXPECT_THAT(option_lines, HasSubstr(flag)) << command;
+      ++flags;
+    }
+  }
+  EXPECT_GT(flags, 20) << "the help texts were read";
+  EXPECT_THAT(man.out, Not(HasSubstr("man\\-page"))) << "the hidden flag stays hidden";
 }
 
 TEST(Cli, MissingDataSetExitsOneNamingTheFile) {
