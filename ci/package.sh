@@ -2,8 +2,8 @@
 # Builds dlreset_<version>_amd64.deb with CPack's DEB generator from the default preset's build
 # (build/; an up-to-date build is only installed again, not rebuilt) into OUTDIR (default
 # out/package, where it replaces any older dlreset_*.deb), and prints the package's path on its
-# last line. Its Depends are computed by
-# dpkg-shlibdeps from what the binary links; cmake/DlresetPackage.cmake has the rest.
+# last line. Its Depends are computed by dpkg-shlibdeps from what the binary links;
+# cmake/DlresetPackage.cmake has the rest.
 #   ci/package.sh [OUTDIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -72,6 +72,14 @@ std::string times_text(std::int64_t times) {
   return times == 1 ? "once" : std::to_string(times) + " times";
 }
 
+/// One of the watch's counters against a number: "<did> once", "<did> 3 times".
+LoaderMatcher times_matcher(const std::string& did, const char* counted,
+                            std::int64_t (LoaderWatch::*counter)() const, std::int64_t times) {
+  return count_matcher({did + " " + times_text(times), counted,
+                        [counter](const LoaderWatch& watch) { return (watch.*counter)(); },
+                        exactly(times), nullptr, std::nullopt});
+}
+
 LoaderMatcher resets_matcher(std::string description, LoaderPhase phase, std::int64_t times) {
   const char* when = phase == LoaderPhase::teardown ? "at teardown" : "before teardown";
   return count_matcher({std::move(description), std::string("iterator resets ") + when,
@@ -92,27 +100,21 @@ LoaderMatcher SpawnedWorkersOnce() {
 }
 
 LoaderMatcher SpawnedWorkersTimes(std::int64_t times) {
-  return count_matcher({"spawned workers " + times_text(times), "worker spawns",
-                        [](const LoaderWatch& watch) { return watch.worker_spawns(); },
-                        exactly(times), nullptr, std::nullopt});
+  return times_matcher("spawned workers", "worker spawns", &LoaderWatch::worker_spawns, times);
 }
 
 LoaderMatcher LoadedDatasetTimes(std::int64_t times) {
-  return count_matcher({"loaded its dataset " + times_text(times), "dataset loads",
-                        [](const LoaderWatch& watch) { return watch.dataset_loads(); },
-                        exactly(times), nullptr, std::nullopt});
+  return times_matcher("loaded its dataset", "dataset loads", &LoaderWatch::dataset_loads, times);
 }
 
 LoaderMatcher CreatedIteratorsTimes(std::int64_t times) {
-  return count_matcher({"created an iterator " + times_text(times), "iterators created",
-                        [](const LoaderWatch& watch) { return watch.iterators_created(); },
-                        exactly(times), nullptr, std::nullopt});
+  return times_matcher("created an iterator", "iterators created", &LoaderWatch::iterators_created,
+                       times);
 }
 
 LoaderMatcher CalledShutdownTimes(std::int64_t times) {
-  return count_matcher({"called shutdown_workers " + times_text(times), "shutdown calls",
-                        [](const LoaderWatch& watch) { return watch.shutdown_calls(); },
-                        exactly(times), nullptr, std::nullopt});
+  return times_matcher("called shutdown_workers", "shutdown calls", &LoaderWatch::shutdown_calls,
+                       times);
 }
 
 LoaderMatcher NeverResetBefore(Teardown) {
