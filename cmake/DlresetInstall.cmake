@@ -12,12 +12,6 @@
 
 include(CMakePackageConfigHelpers)
 
-if(TARGET dlreset_vendored_zlib)
-  message(FATAL_ERROR
-    "DLRESET_INSTALL is ON, but zlib is the vendored copy, which an installed dlreset::data "
-    "cannot hand to its users. Install zlib1g-dev, or configure with -DDLRESET_INSTALL=OFF.")
-endif()
-
 set(dlreset_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/dlreset)
 install(TARGETS dlreset_trace dlreset_data dlreset_testing
   EXPORT dlresetTargets
