@@ -18,7 +18,8 @@ echo "== cmake --install build --prefix $prefix"
 cmake --install build --prefix "$prefix" >"$work/install.log"
 for file in lib/cmake/dlreset/dlresetConfig.cmake lib/cmake/dlreset/dlresetConfigVersion.cmake \
             include/dlreset/harness/data/data_loader.h include/dlreset/harness/testing/loader_matchers.h \
-            bin/dlreset share/man/man1/dlreset.1.gz share/dlreset/plots/plot_workers.py \
+            bin/dlreset share/man/man1/dlreset.1.gz share/bash-completion/completions/dlreset \
+            share/dlreset/plots/plot_workers.py \
             share/doc/dlreset/README.md; do
   [ -f "$prefix/$file" ] || { echo "check-install.sh: the install has no $file." >&2; exit 1; }
 done

@@ -16,6 +16,7 @@
 
 #include <torch/version.h>
 
+#include "harness/app/bash_completion.h"
 #include "harness/app/demo_command.h"
 #include "harness/app/man_page.h"
 #include "harness/app/run_options.h"
@@ -275,11 +276,16 @@ int main_cli(int argc, char** argv) {
   // DLRESET_VERSION is the CMake project's version (harness/app/CMakeLists.txt).
   const std::string version = "dlreset " DLRESET_VERSION;
   app.set_version_flag("--version", version + " (built with LibTorch " TORCH_VERSION ")");
-  // Hidden (no group): the build writes dlreset.1 with it, from the app defined here.
+  // Hidden (no group): the build writes dlreset.1 and the bash completion with these, from the
+  // app defined here.
   app.add_flag_callback("--man-page", [&app, &version] {
        std::cout << man_page(app, version);
        throw CLI::Success();
      }, "Print the man page (roff) and exit")->group("");
+  app.add_flag_callback("--bash-completion", [&app] {
+       std::cout << bash_completion(app);
+       throw CLI::Success();
+     }, "Print the bash completion script and exit")->group("");
   app.require_subcommand(1);
 
   RunOptions run_options;

@@ -29,10 +29,8 @@ std::string roff(const std::string& text) {
   return out;
 }
 
-bool shown(const CLI::Option* option) { return !option->get_group().empty(); }
-
 void write_options(std::ostringstream& out, const CLI::App& app) {
-  for (const CLI::Option* option : app.get_options(shown)) {
+  for (const CLI::Option* option : app.get_options(shown_in_help)) {
     std::string names = option->get_name(false, true);
     for (auto at = names.find(','); at != std::string::npos; at = names.find(',', at + 2)) {
       names.replace(at, 1, ", ");
@@ -46,6 +44,8 @@ void write_options(std::ostringstream& out, const CLI::App& app) {
 }
 
 }  // namespace
+
+bool shown_in_help(const CLI::Option* option) { return !option->get_group().empty(); }
 
 std::string man_page(const CLI::App& app, const std::string& version) {
   std::ostringstream out;

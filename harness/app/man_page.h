@@ -5,6 +5,7 @@
 
 namespace CLI {
 class App;
+class Option;
 }
 
 namespace dlreset::app {
@@ -14,5 +15,8 @@ namespace dlreset::app {
 /// left out, as --help leaves them out. The build runs `dlreset --man-page` to write dlreset.1,
 /// so a new subcommand or flag is in the man page as soon as it is in --help.
 std::string man_page(const CLI::App& app, const std::string& version);
+
+/// Whether --help lists `option`: CLI11 hides an option whose group is empty.
+bool shown_in_help(const CLI::Option* option);
 
 }  // namespace dlreset::app

@@ -94,6 +94,31 @@ TEST(Cli, ManPageHasEverySubcommandAndEveryFlagOfHelp) {
   EXPECT_THAT(man.out, Not(HasSubstr("man\\-page"))) << "the hidden flag stays hidden";
 }
 
+/// What the bash completion offers for the command line `words`, whose last word is the one
+/// being completed (bash's COMP_WORDS; "" for a new word).
+std::string completions(const std::string& words) {
+  const std::string script = "source <(" + testing::dlreset_binary() + " --bash-completion); "
+                             "COMP_WORDS=(" + words + "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); "
+                             "_dlreset; echo \"${COMPREPLY[*]}\"";
+  return testing::run_shell("bash -c '" + script + "'").out;
+}
+
+TEST(Cli, BashCompletionOffersSubcommandsFlagsAndValues) {
+  EXPECT_EQ(completions("dlreset \"\""), "run demo -h --help --version\n");
+  EXPECT_EQ(completions("dlreset run --vari"), "--variant\n");
+  EXPECT_EQ(completions("dlreset run --variant \"\""), "buggy fixed workaround vanilla\n");
+  EXPECT_EQ(completions("dlreset demo --co"), "--color\n");
+  EXPECT_EQ(completions("dlreset demo --color a"), "auto always\n");
+  EXPECT_EQ(completions("dlreset run --workers \"\""), "\n") << "a number: nothing to offer";
+  EXPECT_EQ(completions("dlreset --man"), "\n") << "the hidden flags stay hidden";
+  const std::string script = run_dlreset("--bash-completion").out;
+  for (const char* command : {"run", "demo"}) {
+    for (const std::string& flag : flags_in_help(command)) {
+      EXPECT_THAT(script, HasSubstr(" " + flag)) << command;
+    }
+  }
+}
+
 TEST(Cli, MissingDataSetExitsOneNamingTheFile) {
   const Result result = run_dlreset(std::string(kSmallRun) + " --data /nonexistent/fmnist");
   EXPECT_EQ(result.status, 1);
