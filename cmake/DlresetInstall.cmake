@@ -1,6 +1,6 @@
 # What `cmake --install` puts under a prefix: the libraries a training loop of its own needs
 # (dlreset::data, dlreset::trace, dlreset::testing) with their headers and CMake package, the
-# dlreset command with its man page, the plot scripts and the docs.
+# dlreset command with its man page and bash completion, the plot scripts and the docs.
 #
 # Headers keep their repository paths under include/dlreset ("harness/data/data_loader.h" is
 # include/dlreset/harness/data/data_loader.h), because they include one another by those paths;
@@ -35,7 +35,8 @@ install(FILES ${PROJECT_BINARY_DIR}/dlresetConfig.cmake ${PROJECT_BINARY_DIR}/dl
 
 # The command (installed by harness/app), its man page and its bash completion, written by the
 # built binary from the same CLI11 definitions as --help; the man page compressed as Debian
-# wants it (no name, no timestamp). A sanitizer build, which installs nothing, skips them.
+# wants it (no name, no timestamp). A sanitizer build skips them: its binary would need the
+# sanitizer's run-time options to run at build time, and it is for tests, not for installing.
 if(NOT DLRESET_SANITIZE)
   set(generated ${PROJECT_BINARY_DIR}/generated)
   add_custom_command(OUTPUT ${generated}/dlreset.1.gz ${generated}/dlreset.bash
