@@ -1,3 +1,4 @@
+// The example's training loop: a linear classifier, SGD, dlreset's DataLoader with fork workers.
 #include "own_loop.h"
 
 #include <torch/nn/modules/linear.h>

@@ -1,3 +1,4 @@
+// dlreset's bash completion, written from the CLI11 app.
 #include "harness/app/bash_completion.h"
 
 #include <CLI/CLI.hpp>

@@ -1,3 +1,4 @@
+// dlreset(1), written from the CLI11 app.
 #include "harness/app/man_page.h"
 
 #include <CLI/CLI.hpp>

@@ -1,3 +1,4 @@
+// failures_reported_by: GoogleTest's failure reporter, intercepted for a block of assertions.
 #include "harness/testing/failure_capture.h"
 
 #include <gtest/gtest-spi.h>

@@ -1,3 +1,4 @@
+// The LoaderWatch matchers: one count each, explained with the expected and seen counts.
 #include "harness/testing/loader_matchers.h"
 
 #include <functional>

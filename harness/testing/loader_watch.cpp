@@ -1,3 +1,4 @@
+// LoaderWatch: counts one DataLoader's events from the moment it attached.
 #include "harness/testing/loader_watch.h"
 
 #include "harness/trace/reset_trace.h"
