@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs with apt-get only the Debian 12 packages that are missing; quiet when all are there,
 # loud and non-zero when apt-get fails. Safe to run again and again. Extra package names given as
-# arguments are checked and installed the same way (ci/gpu-deps.sh adds dpkg-dev).
+# arguments are checked and installed the same way. dpkg-dev (dpkg-shlibdeps) and file are what
+# CPack's DEB generator needs for ci/package.sh, lintian what ci/check-package.sh runs.
 set -euo pipefail
 
 packages=(
@@ -14,6 +15,7 @@ packages=(
   python3-matplotlib
   python3-torch
   dataset-fashion-mnist
+  dpkg-dev file lintian
   "$@"
 )
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, configures, builds and runs every ctest
-# suite, then fuzzes the IDX reader for a bounded time (ci/fuzz.sh). Exits non-zero on any
-# failure.
+# suite; installs the build into a temporary prefix and builds and runs examples/own_loop against
+# it (ci/check-install.sh); packs the .deb and checks it unpacked, with lintian
+# (ci/package.sh, ci/check-package.sh); then fuzzes the IDX reader for a bounded time
+# (ci/fuzz.sh). Exits non-zero on any failure.
 #   DLRESET_PRESET=asan   runs only that preset's build and suite instead.
 #   DLRESET_FULL_CHECKS=1 adds the ASan + UBSan suite (asan preset), the ThreadSanitizer suite
 #                         (tsan preset) and memcheck over a short run (ci/valgrind.sh): what
@@ -17,6 +19,9 @@ ctest --preset "$preset"
 if [ -n "${DLRESET_PRESET:-}" ]; then
   exit 0
 fi
+ci/check-install.sh
+ci/package.sh out/package
+ci/check-package.sh out/package/dlreset_*_amd64.deb
 ci/fuzz.sh
 if [ "${DLRESET_FULL_CHECKS:-0}" = 1 ]; then
   for sanitizer in asan tsan; do

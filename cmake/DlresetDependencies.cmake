@@ -86,9 +86,10 @@ if(NOT TARGET fmt::fmt)
   set_target_properties(fmt::fmt PROPERTIES INTERFACE_COMPILE_DEFINITIONS FMT_HEADER_ONLY=1)
 endif()
 
-# GoogleTest and Google Benchmark from source, only when their suites are built. SYSTEM keeps
-# their headers out of our warnings; EXCLUDE_FROM_ALL builds only the libraries we link.
-if(DLRESET_BUILD_TESTS)
+# GoogleTest and Google Benchmark from source, only when their suites are built (GoogleTest also
+# for dlreset::testing, which is installed). SYSTEM keeps their headers out of our warnings;
+# EXCLUDE_FROM_ALL builds only the libraries we link.
+if(DLRESET_BUILD_TESTS OR DLRESET_INSTALL)
   if(NOT DLRESET_VENDORED_DEPS)
     find_package(GTest QUIET)
   endif()

@@ -14,7 +14,11 @@
 #include <limits>
 #include <map>
 
+#include <torch/version.h>
+
+#include "harness/app/bash_completion.h"
 #include "harness/app/demo_command.h"
+#include "harness/app/man_page.h"
 #include "harness/app/run_options.h"
 #include "harness/app/signal_guard.h"
 #include "harness/app/watch_command.h"
@@ -338,7 +342,19 @@ int main_cli(int argc, char** argv) {
   CLI::App app{"dlreset: reproduce, measure and guard against the DataLoader worker reset of "
                "PyTorch Lightning 1.5.0 (issue #10389)"};
   app.name("dlreset");
-  app.set_version_flag("--version", "dlreset 0.1.0");
+  // DLRESET_VERSION is the CMake project's version (harness/app/CMakeLists.txt).
+  const std::string version = "dlreset " DLRESET_VERSION;
+  app.set_version_flag("--version", version + " (built with LibTorch " TORCH_VERSION ")");
+  // Hidden (no group): the build writes dlreset.1 and the bash completion with these, from the
+  // app defined here.
+  app.add_flag_callback("--man-page", [&app, &version] {
+       std::cout << man_page(app, version);
+       throw CLI::Success();
+     }, "Print the man page (roff) and exit")->group("");
+  app.add_flag_callback("--bash-completion", [&app] {
+       std::cout << bash_completion(app);
+       throw CLI::Success();
+     }, "Print the bash completion script and exit")->group("");
   app.require_subcommand(1);
 
   RunOptions run_options;

@@ -1,6 +1,7 @@
 // Mirrors torch.utils.data.DataLoader (torch/utils/data/dataloader.py @ v1.10.0).
 #include "harness/data/data_loader.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "harness/data/errors.h"
@@ -75,7 +76,16 @@ DataLoader::~DataLoader() {
 void DataLoader::on_iterator_nulled(void* context) {
   auto* self = static_cast<DataLoader*>(context);
   self->state_->stats.iterator_resets.fetch_add(1);
-  trace::record_iterator_reset(self->state_->options.name);
+  const trace::Event reset =
+      trace::record_iterator_reset(self->state_->options.name, !self->reset_observers_.empty());
+  for (ResetObserver* observer : self->reset_observers_) observer->on_iterator_reset(reset);
+}
+
+void DataLoader::add_reset_observer(ResetObserver* observer) { reset_observers_.push_back(observer); }
+
+void DataLoader::remove_reset_observer(ResetObserver* observer) {
+  reset_observers_.erase(std::remove(reset_observers_.begin(), reset_observers_.end(), observer),
+                         reset_observers_.end());
 }
 
 std::shared_ptr<BaseDataLoaderIter> DataLoader::get_iterator() {

@@ -2,12 +2,14 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "harness/data/base_dataloader_iter.h"
 #include "harness/data/batch_iterator.h"
 #include "harness/data/data_loader_options.h"
 #include "harness/data/dataset.h"
 #include "harness/data/loader_state.h"
+#include "harness/data/reset_observer.h"
 #include "harness/trace/watched.h"
 
 namespace dlreset::data {
@@ -41,6 +43,11 @@ class DataLoader : public BatchIterable {
   Dataset& dataset() { return *state_->dataset; }
   LoaderCounters counters() const { return state_->stats.snapshot(); }
 
+  /// Tells `observer` of every later reset of iterator(), with its stack, until removed. Call
+  /// both from the thread that iterates the loader, the one whose stores reach the field.
+  void add_reset_observer(ResetObserver* observer);
+  void remove_reset_observer(ResetObserver* observer);
+
  private:
   /// `_get_iterator`: a single-process iterator for 0 workers, a multi-process one otherwise.
   std::shared_ptr<BaseDataLoaderIter> get_iterator();
@@ -49,6 +56,8 @@ class DataLoader : public BatchIterable {
 
   std::shared_ptr<LoaderState> state_;
   trace::Watched<std::shared_ptr<BaseDataLoaderIter>> iterator_;
+  /// Not owned; a stack is captured at every reset only while one is here.
+  std::vector<ResetObserver*> reset_observers_;
 };
 
 }  // namespace dlreset::data

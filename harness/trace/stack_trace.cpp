@@ -9,6 +9,11 @@ bool StackFrame::is_project_frame() const {
          file.rfind("./", 0) != 0;
 }
 
+bool StackFrame::is_system_frame() const {
+  // A relative path that is not dlreset's is another build's: glibc's "../csu/libc-start.c".
+  return file.empty() || file.rfind("/usr/", 0) == 0 || (file.front() != '/' && !is_project_frame());
+}
+
 std::string short_function_name(const std::string& function) {
   std::string name = function;
   // "(anonymous namespace)" holds parentheses that are not a parameter list.
@@ -65,13 +70,17 @@ std::string format_traceback(const std::vector<StackFrame>& frames, const Traceb
   std::size_t hidden = 0;
   auto flush_hidden = [&] {
     if (hidden > 0) {
-      out << "  [" << hidden << (hidden == 1 ? " frame" : " frames") << " outside dlreset]\n";
+      out << "  [" << hidden << (options.show_program_frames ? " system" : "")
+          << (hidden == 1 ? " frame" : " frames")
+          << (options.show_program_frames ? "" : " outside dlreset") << "]\n";
       hidden = 0;
     }
   };
   for (std::size_t i = frames.size(); i-- > first;) {
     const StackFrame& frame = frames[i];
-    if (options.project_frames_only && !frame.is_project_frame()) {
+    const bool shown = frame.is_project_frame() ||
+                       (options.show_program_frames && !frame.is_system_frame());
+    if (options.project_frames_only && !shown) {
       ++hidden;
       continue;
     }

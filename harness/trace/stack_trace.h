@@ -18,6 +18,10 @@ struct StackFrame {
 
   /// True for frames of dlreset's own sources: the ones a reader of a reset trace wants.
   bool is_project_frame() const;
+  /// True for frames of the system's code: no file known, one under /usr (libraries, and
+  /// headers such as the standard library's, GoogleTest's or an installed dlreset's), or a
+  /// relative one that is not dlreset's (glibc's debug info names "../csu/libc-start.c").
+  bool is_system_frame() const;
 };
 
 /// A captured stack: return addresses only. Capturing walks the frame chain and costs a few
@@ -51,6 +55,10 @@ struct TracebackOptions {
   std::vector<std::string> drop_innermost;
   /// Non-project frames are summarized as one "[N frames outside dlreset]" line.
   bool project_frames_only = true;
+  /// With project_frames_only, frames of the program built on dlreset are shown too (files with
+  /// an absolute path outside /usr, which that program's build does not make relative); only
+  /// system frames are summarized then, as "[N system frames]".
+  bool show_program_frames = false;
   /// When set, each frame names the upstream file it mirrors.
   MirrorLookup mirror;
   /// When set, each frame is followed by its source line, as Python shows it.

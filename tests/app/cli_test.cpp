@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "tests/support/command.h"
@@ -48,6 +49,83 @@ TEST(Cli, HelpListsTheRunFlags) {
                            "--num-sanity-val-steps", "--data", "--device", "--seed", "--trace-resets",
                            "--profiler", "--json", "--no-progress"}) {
     EXPECT_THAT(result.out, HasSubstr(flag));
+  }
+}
+
+TEST(Cli, VersionNamesTheProjectVersionAndLibTorch) {
+  const Result result = run_dlreset("--version");
+  EXPECT_EQ(result.status, 0);
+  EXPECT_THAT(result.out, ::testing::MatchesRegex("dlreset " DLRESET_VERSION
+                                                  " \\(built with LibTorch [0-9]+\\.[0-9]+\\.[0-9]+\\)\n"));
+}
+
+/// Every flag `--help` lists for `command` (the words that start with "--").
+std::vector<std::string> flags_in_help(const std::string& command) {
+  const Result help = run_dlreset(command + " --help");
+  std::vector<std::string> flags;
+  for (std::size_t at = help.out.find("--"); at != std::string::npos; at = help.out.find("--", at + 2)) {
+    const std::size_t end = help.out.find_first_of(" ,=\n", at);
+    flags.push_back(help.out.substr(at, end - at));
+  }
+  return flags;
+}
+
+TEST(Cli, ManPageHasEverySubcommandAndEveryFlagOfHelp) {
+  const Result man = run_dlreset("--man-page");
+  EXPECT_EQ(man.status, 0);
+  std::string option_lines;  // the ".B" lines: an option's names, its value's type
+  std::istringstream lines(man.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(".B ", 0) == 0) option_lines += line + "\n";
+  }
+  EXPECT_THAT(man.out, HasSubstr(".TH DLRESET 1 \"\" \"dlreset " DLRESET_VERSION "\""));
+  int flags = 0;
+  for (const char* command : {"run", "demo"}) {
+    EXPECT_THAT(man.out, HasSubstr(std::string(".SS ") + command + "\n")) << command;
+    for (std::string flag : flags_in_help(command)) {
+      // roff escapes each hyphen.
+      for (std::size_t at = flag.find('-'); at != std::string::npos; at = flag.find('-', at + 2)) {
+        flag.replace(at, 1, "\\-");
+      }
+      EXPECT_THAT(option_lines, HasSubstr(flag)) << command;
+      ++flags;
+    }
+  }
+  EXPECT_GT(flags, 20) << "the help texts were read";
+  EXPECT_THAT(man.out, Not(HasSubstr("man\\-page"))) << "the hidden flag stays hidden";
+}
+
+/// What the bash completion offers for each command line of `command_lines` (bash's COMP_WORDS,
+/// whose last word is the one being completed; "" for a new word), one reply each. One bash
+/// sources the script once and completes them all: a program start each would cost seconds.
+std::vector<std::string> completions(const std::vector<std::string>& command_lines) {
+  const testing::TempDir dir;
+  const std::string script = dir.file("dlreset.bash");
+  EXPECT_EQ(run_dlreset("--bash-completion > " + script).status, 0);
+  std::string commands = "source " + script + ";";
+  for (const std::string& words : command_lines) {
+    commands += " COMP_WORDS=(" + words + "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=();"
+                " _dlreset; echo \"${COMPREPLY[*]}\";";
+  }
+  std::istringstream out(testing::run_shell("bash -c '" + commands + "'").out);
+  std::vector<std::string> replies;
+  for (std::string reply; std::getline(out, reply);) replies.push_back(reply);
+  return replies;
+}
+
+TEST(Cli, BashCompletionOffersSubcommandsFlagsAndValues) {
+  EXPECT_THAT(completions({"dlreset \"\"", "dlreset run --vari", "dlreset run --variant \"\"",
+                           "dlreset demo --co", "dlreset demo --color a", "dlreset run --workers \"\"",
+                           "dlreset --man"}),
+              ::testing::ElementsAre("run demo -h --help --version", "--variant",
+                                     "buggy fixed workaround vanilla", "--color", "auto always",
+                                     "" /* a number: nothing to offer */,
+                                     "" /* the hidden flags stay hidden */));
+  const std::string script = run_dlreset("--bash-completion").out;
+  for (const char* command : {"run", "demo"}) {
+    for (const std::string& flag : flags_in_help(command)) {
+      EXPECT_THAT(script, HasSubstr(" " + flag)) << command;
+    }
   }
 }
 

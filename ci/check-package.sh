@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Checks a built dlreset .deb the way a workshop machine would use it, without the source tree:
+# unpacks it (dpkg-deb -x) into a temporary root, runs the packaged `dlreset --version`,
+# `dlreset demo`, `dlreset run --variant buggy --epochs 2 --limit-train-batches 5` and a run
+# with spawned workers (which re-execute the packaged binary) from a temporary directory, checks
+# the counts they print, and runs lintian, which must report no error. The workers find the
+# data set where dataset-fashion-mnist puts it, as the installed package would.
+#   ci/check-package.sh DEB
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+[ $# -eq 1 ] && [ -f "$1" ] || { echo "check-package.sh: give the .deb to check, e.g. out/package/dlreset_0.2.0_amd64.deb." >&2; exit 2; }
+deb=$(realpath "$1")
+ci/install-deps.sh
+work=$(mktemp -d /tmp/dlreset-package.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+dpkg-deb -x "$deb" "$work/root"
+dlreset="$work/root/usr/bin/dlreset"
+mkdir "$work/cwd"
+cd "$work/cwd"
+
+status=0
+# expect <file> <what> <extended regex>: the line must be there, or the check fails.
+expect() {
+  if ! grep -Eq "$3" "$1"; then
+    echo "check-package.sh: $2: no line matches '$3' in:" >&2
+    cat "$1" >&2
+    status=1
+  fi
+}
+
+echo "== dlreset --version"
+"$dlreset" --version | tee version.txt
+expect version.txt "--version" "^dlreset [0-9]+\.[0-9]+\.[0-9]+ \(built with LibTorch [0-9.]+\)$"
+
+echo "== dlreset demo (the packaged binary, its embedded sources, the system's data set)"
+"$dlreset" demo --color never >demo.txt
+# Step 3 with 2 workers: 7 passes (3 epochs, 3 validations, the sanity check) of 2 workers.
+expect demo.txt "demo step 3" "^ +2 +[0-9.]+ +14 +14$"
+# Step 4: the traceback, with file and line from the binary and the code line embedded in it.
+expect demo.txt "demo step 4" '^  File "repro/fetching.cpp", line [0-9]+, in repro::DataFetcher::reset'
+expect demo.txt "demo step 4" "^    combined_loader->reset\(\);$"
+# Step 6: spawns, resets and loads per variant.
+expect demo.txt "demo step 6" "^  buggy +[0-9.]+ +6 +8 +5 \+ 2 +14$"
+expect demo.txt "demo step 6" "^  fixed +[0-9.]+ +2 +2 +0 \+ 2 +4$"
+tail -n 8 demo.txt
+
+echo "== dlreset run --variant buggy --epochs 2 --limit-train-batches 5"
+"$dlreset" run --variant buggy --epochs 2 --limit-train-batches 5 --no-progress | tee run.txt
+# 2 fork workers: train re-spawned each epoch (2 x 2), val for the sanity check and each
+# validation (3 x 2); one reset per later pass, one more at teardown.
+expect run.txt "buggy run" "^train +4 +1 \+ 1 +4 +4$"
+expect run.txt "buggy run" "^val +6 +2 \+ 1 +6 +6$"
+
+echo "== dlreset run --variant fixed --start-method spawn (workers re-execute the packaged binary)"
+"$dlreset" run --variant fixed --start-method spawn --epochs 2 --limit-train-batches 5 \
+  --limit-val-batches 2 --no-progress | tee spawn.txt
+expect spawn.txt "spawn run" "^train +2 +0 \+ 1 +2 +2$"
+expect spawn.txt "spawn run" "^val +2 +0 \+ 1 +2 +2$"
+
+echo "== lintian"
+# Errors fail the check; the tags kept on purpose are listed in README.md.
+lintian_status=0
+lintian --fail-on error "$deb" 2>&1 | grep -v '^running with root privileges' || lintian_status=${PIPESTATUS[0]}
+if [ "$lintian_status" -ne 0 ]; then
+  echo "check-package.sh: lintian reported an error (exit status $lintian_status)." >&2
+  status=1
+fi
+
+[ "$status" -eq 0 ] && echo "check-package.sh: $deb works unpacked, outside the source tree."
+exit "$status"
