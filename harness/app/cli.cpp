@@ -322,6 +322,13 @@ void add_watch_options(CLI::App& watch, WatchCommandOptions& options, bool& expe
   // Everything from the first word that is not one of the options above (or after `--`) is the
   // command and its own arguments, as with `nice` or `timeout`.
   watch.prefix_command();
+  watch.footer(
+      "Put COMMAND [ARGS...] after the options and a lone -- (as in the first example). Examples:\n"
+      "  dlreset watch --expect-persistent --epoch-regex '^Epoch' -- python3 train.py\n"
+      "  dlreset watch --pid 4242 --json report.json\n"
+      "Exit status: the program's own (128 + N for a signal, 127: not found, 126: cannot run); 1 "
+      "when workers were replaced more often than allowed; 2 for bad input. docs/watch.md has "
+      "the details.");
   watch.allow_extras();
 }
 

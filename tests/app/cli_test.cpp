@@ -80,7 +80,7 @@ TEST(Cli, ManPageHasEverySubcommandAndEveryFlagOfHelp) {
   }
   EXPECT_THAT(man.out, HasSubstr(".TH DLRESET 1 \"\" \"dlreset " DLRESET_VERSION "\""));
   int flags = 0;
-  for (const char* command : {"run", "demo"}) {
+  for (const char* command : {"run", "demo", "watch"}) {
     EXPECT_THAT(man.out, HasSubstr(std::string(".SS ") + command + "\n")) << command;
     for (std::string flag : flags_in_help(command)) {
       // roff escapes each hyphen.
@@ -116,13 +116,14 @@ std::vector<std::string> completions(const std::vector<std::string>& command_lin
 TEST(Cli, BashCompletionOffersSubcommandsFlagsAndValues) {
   EXPECT_THAT(completions({"dlreset \"\"", "dlreset run --vari", "dlreset run --variant \"\"",
                            "dlreset demo --co", "dlreset demo --color a", "dlreset run --workers \"\"",
-                           "dlreset --man"}),
-              ::testing::ElementsAre("run demo -h --help --version", "--variant",
+                           "dlreset --man", "dlreset watch --mo", "dlreset watch --mode \"\""}),
+              ::testing::ElementsAre("run demo watch -h --help --version", "--variant",
                                      "buggy fixed workaround vanilla", "--color", "auto always",
                                      "" /* a number: nothing to offer */,
-                                     "" /* the hidden flags stay hidden */));
+                                     "" /* the hidden flags stay hidden */, "--mode",
+                                     "auto connector poll"));
   const std::string script = run_dlreset("--bash-completion").out;
-  for (const char* command : {"run", "demo"}) {
+  for (const char* command : {"run", "demo", "watch"}) {
     for (const std::string& flag : flags_in_help(command)) {
       EXPECT_THAT(script, HasSubstr(" " + flag)) << command;
     }
