@@ -26,6 +26,7 @@ ProcessTree::~ProcessTree() {
 }
 
 ProcessRecord& ProcessTree::add(pid_t pid, pid_t parent, double start_s) {
+  ++changes_;
   if (live_.count(pid) != 0) close_member(pid);
   ProcessRecord record;
   record.pid = pid;
@@ -75,6 +76,7 @@ void ProcessTree::on_fork(pid_t parent, pid_t child, double time_s) {
 void ProcessTree::on_exec(pid_t pid, double time_s) {
   if (!is_live_member(pid)) return;
   ProcessRecord& record = records_[index_.at(pid)];
+  ++changes_;
   record.exec_seen = true;
   record.exec_s = time_s;
   if (std::string cmdline = read_cmdline(pid); !cmdline.empty()) record.cmdline = cmdline;
@@ -90,6 +92,7 @@ void ProcessTree::on_exit(pid_t pid, double time_s, std::optional<int> wait_stat
   record.end_s = time_s;
   if (wait_status) record.wait_status = wait_status;
   close_member(pid);
+  ++changes_;
 }
 
 void ProcessTree::on_discovered(pid_t pid, const ProcStat& stat, double not_before_s) {
@@ -120,6 +123,7 @@ void ProcessTree::sample(double now_s) {
     record.cpu_s = std::max(record.cpu_s, stat->cpu_s);
     if (record.role == ProcessRole::root || record.exec_seen || stat->forked_without_exec) continue;
     // A fork found before its exec (polling), or whose exec event was lost: it ran one since.
+    ++changes_;
     record.exec_seen = true;
     record.exec_s = now_s;
     if (std::string cmdline = read_cmdline(pid); !cmdline.empty()) record.cmdline = cmdline;

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -53,6 +54,9 @@ class ProcessTree {
   /// Live members and their pidfds (with `exit_fds`; -1 where none could be opened).
   std::vector<std::pair<pid_t, int>> exit_fds() const;
   std::size_t live_count() const { return live_.size(); }
+  /// Counts every change of the tree (a process added, run exec, ended): equal counts, the
+  /// same tree.
+  std::uint64_t changes() const { return changes_; }
 
   /// Every process seen, in the order it was first seen.
   std::vector<ProcessRecord> records() const;
@@ -71,6 +75,7 @@ class ProcessTree {
   std::vector<ProcessRecord> records_;
   std::map<pid_t, std::size_t> index_;  ///< pid -> its newest record in records_.
   std::map<pid_t, Member> live_;
+  std::uint64_t changes_ = 0;
 };
 
 /// pidfd_open(2); -1 where the kernel lacks it or the process is gone.

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -29,6 +30,12 @@ namespace {
 /// A line longer than this is searched for the epoch pattern in pieces of this size: a program
 /// that prints megabytes without a newline must not grow the watcher without bound.
 constexpr std::size_t kMaxLineBytes = 1 << 20;
+
+/// How long after the tree last changed on_sample is still called.
+constexpr double kSampleFollowUpS = 1.0;
+
+/// Reads of one stream per wake-up: 1 MiB at 64 KiB a read; the rest waits for the next one.
+constexpr int kMaxPumpReads = 16;
 
 double cpu_time_s() {
   rusage usage{};
@@ -62,11 +69,12 @@ class Passthrough {
   int fd() const { return read_fd_.get(); }
   bool open() const { return read_fd_.get() >= 0; }
 
-  /// Reads what is there; returns the number of lines that matched.
+  /// Reads what is there, up to kMaxPumpReads reads, so that a program that never stops writing
+  /// cannot keep the watcher from its other work; returns the number of lines that matched.
   int pump(const std::regex& pattern) {
     int matched = 0;
     std::array<char, 65536> buffer{};
-    for (;;) {
+    for (int reads = 0; reads < kMaxPumpReads; ++reads) {
       const ssize_t n = ::read(read_fd_.get(), buffer.data(), buffer.size());
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) break;  // EAGAIN: all read for now
@@ -331,6 +339,8 @@ WatchResult run_watch(const WatchOptions& options) {
     apply_events();
   };
 
+  std::uint64_t changes_seen = tree.changes();
+  double last_change_s = result.origin_s;
   bool root_exited = false;
   bool stop = false;
   std::vector<pollfd> fds;
@@ -401,19 +411,35 @@ WatchResult run_watch(const WatchOptions& options) {
     if (after_s >= next_sample_s) {
       tree.sample(after_s);
       next_sample_s = after_s + options.sample_interval_s;
-      if (options.on_sample) options.on_sample(tree.records(), result.epoch_marks_s, after_s);
+      // Only while the tree changes, and for a while after (a respawn is reported once it has
+      // settled): a long run with thousands of past processes must not copy them all every time.
+      if (tree.changes() != changes_seen) {
+        changes_seen = tree.changes();
+        last_change_s = after_s;
+      }
+      if (options.on_sample && after_s - last_change_s < kSampleFollowUpS) {
+        options.on_sample(tree.records(), result.epoch_marks_s, after_s);
+      }
     }
 
-    const bool root_fd_ready = is_ready(root_fd.get());
-    const bool root_gone = root_fd.get() < 0 && ::kill(root, 0) != 0 && errno == ESRCH;
-    if (root_fd_ready || root_gone) {
+    // Without a pidfd (kernels before 5.3, valgrind), the command is reaped with WNOHANG and a
+    // process attached to is looked for: a zombie of ours would answer kill(0) for ever.
+    int status = 0;
+    bool reaped = false;
+    bool root_gone = false;
+    if (root_fd.get() < 0) {
+      if (attached) {
+        root_gone = ::kill(root, 0) != 0 && errno == ESRCH;
+      } else {
+        reaped = ::waitpid(root, &status, WNOHANG) == root;
+        root_gone = reaped;
+      }
+    }
+    if (is_ready(root_fd.get()) || root_gone) {
       root_exited = true;
       const double exit_s = monotonic_s();
       handle_events();  // the connector queued the exits before the pidfd turned readable
-      if (!attached) {
-        int status = 0;
-        if (::waitpid(root, &status, 0) == root) result.root_wait_status = status;
-      }
+      if (!attached && (reaped || ::waitpid(root, &status, 0) == root)) result.root_wait_status = status;
       tree.on_exit(root, exit_s, result.root_wait_status);
     }
   }
