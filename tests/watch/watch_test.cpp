@@ -243,6 +243,9 @@ TEST(Watch, BadInputExitsTwoWithOneLine) {
 /// the watcher `signal_number`, and reports how both ended.
 struct SignalOutcome {
   int watcher_status = -1;
+  /// It exited (with the program's status) rather than being killed: 143 alone cannot tell a
+  /// watcher that passed SIGTERM on from one that SIGTERM killed.
+  bool watcher_exited = false;
   bool program_gone = false;
 };
 
@@ -275,6 +278,7 @@ SignalOutcome signal_the_watcher(int signal_number, const std::string& seconds) 
   int status = 0;
   ::waitpid(watcher, &status, 0);
   outcome.watcher_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  outcome.watcher_exited = WIFEXITED(status);
   while (sleep_exists(seconds) && waited_s() < kProcessDeadlineS) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -284,18 +288,21 @@ SignalOutcome signal_the_watcher(int signal_number, const std::string& seconds) 
 
 TEST(Watch, PassesSigtermToTheProgramAndEndsWithIt) {
   const SignalOutcome outcome = signal_the_watcher(SIGTERM, "41.25");
+  EXPECT_TRUE(outcome.watcher_exited);
   EXPECT_EQ(outcome.watcher_status, 128 + SIGTERM);
   EXPECT_TRUE(outcome.program_gone);
 }
 
 TEST(Watch, PassesSigintToTheProgram) {
   const SignalOutcome outcome = signal_the_watcher(SIGINT, "41.5");
+  EXPECT_TRUE(outcome.watcher_exited);
   EXPECT_EQ(outcome.watcher_status, 128 + SIGINT);
   EXPECT_TRUE(outcome.program_gone);
 }
 
 TEST(Watch, AKilledWatcherTakesTheProgramWithIt) {
   const SignalOutcome outcome = signal_the_watcher(SIGKILL, "41.75");
+  EXPECT_FALSE(outcome.watcher_exited);
   EXPECT_EQ(outcome.watcher_status, 128 + SIGKILL);
   EXPECT_TRUE(outcome.program_gone);
 }
