@@ -175,11 +175,12 @@ std::string summary_text(const WatchReport& report) {
     const ProcessRecord& process = result.processes[i];
     if (process.role == ProcessRole::worker) continue;
     const std::string cmdline = process.cmdline.size() > 60 ? process.cmdline.substr(0, 57) + "..." : process.cmdline;
-    others += fmt::format("    pid {} ({}, {}): {}, {:.2f} s{}, CPU {}\n", process.pid, to_string(process.role),
-                          process.exec_seen ? "exec" : "fork", cmdline, relative(report, process.start_s),
-                          process.end_s ? fmt::format("–{:.2f} s, {}", relative(report, *process.end_s),
+    const double start = relative(report, process.start_s);
+    others += fmt::format("    pid {} ({}, {}): {}, {}, CPU {}\n", process.pid, to_string(process.role),
+                          process.exec_seen ? "exec" : "fork", cmdline,
+                          process.end_s ? fmt::format("{:.2f}–{:.2f} s, {}", start, relative(report, *process.end_s),
                                                       describe_wait_status(process.wait_status))
-                                        : " on, still running",
+                                        : fmt::format("from {:.2f} s, still running", start),
                           seconds(process.cpu_s));
   }
   if (!others.empty()) text += "  other processes:\n" + others;
