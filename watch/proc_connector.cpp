@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -115,7 +116,11 @@ int ProcConnector::drain(std::vector<ProcessEvent>& out) {
       if (header->nlmsg_type == NLMSG_NOOP || header->nlmsg_type == NLMSG_ERROR) continue;
       const auto* message = static_cast<const cn_msg*>(NLMSG_DATA(header));
       if (message->id.idx != CN_IDX_PROC || message->id.val != CN_VAL_PROC) continue;
-      const auto* event = reinterpret_cast<const proc_event*>(message->data);
+      // The event sits 4-byte aligned after cn_msg, and holds a 64-bit timestamp: copy it out
+      // rather than read it in place.
+      proc_event copy{};
+      std::memcpy(&copy, message->data, std::min<std::size_t>(sizeof copy, message->len));
+      const proc_event* event = &copy;
       ProcessEvent reduced;
       reduced.time_s = static_cast<double>(event->timestamp_ns) * 1e-9;
       switch (event->what) {
