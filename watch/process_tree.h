@@ -53,7 +53,6 @@ class ProcessTree {
 
   /// Live members and their pidfds (with `exit_fds`; -1 where none could be opened).
   std::vector<std::pair<pid_t, int>> exit_fds() const;
-  std::size_t live_count() const { return live_.size(); }
   /// Counts every change of the tree (a process added, run exec, ended): equal counts, the
   /// same tree.
   std::uint64_t changes() const { return changes_; }

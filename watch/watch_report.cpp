@@ -68,10 +68,12 @@ WatchReport analyse_watch(WatchResult result, std::vector<std::string> command, 
   return report;
 }
 
-int epoch_at(const WatchReport& report, double time_s) {
-  const auto& marks = report.result.epoch_marks_s;
-  return static_cast<int>(std::upper_bound(marks.begin(), marks.end(), time_s) - marks.begin()) - 1;
+int epoch_of(const std::vector<double>& epoch_marks_s, double time_s) {
+  return static_cast<int>(std::upper_bound(epoch_marks_s.begin(), epoch_marks_s.end(), time_s) -
+                          epoch_marks_s.begin()) - 1;
 }
+
+int epoch_at(const WatchReport& report, double time_s) { return epoch_of(report.result.epoch_marks_s, time_s); }
 
 namespace {
 

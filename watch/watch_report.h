@@ -45,6 +45,10 @@ nlohmann::json report_json(const WatchReport& report);
 /// plots/plot_timeline.py draws them; each parent's workers form one group of lanes.
 nlohmann::json events_json(const WatchReport& report);
 
+/// The epoch of a time among epoch marks: -1 before the first, else the index of the last mark
+/// at or before it.
+int epoch_of(const std::vector<double>& epoch_marks_s, double time_s);
+
 /// The epoch of a time: -1 before the first epoch line (or without a pattern), else the number
 /// of the last epoch line at or before it, from 0.
 int epoch_at(const WatchReport& report, double time_s);

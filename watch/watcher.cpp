@@ -271,6 +271,9 @@ WatchResult run_watch(const WatchOptions& options) {
     int err_pipe[2] = {-1, -1};
     if (options.epoch_regex) {
       if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+        for (const int fd : {out_pipe[0], out_pipe[1]}) {
+          if (fd >= 0) ::close(fd);
+        }
         throw WatchError(std::string("dlreset watch cannot create a pipe: ") + std::strerror(errno) + ".", 1);
       }
       for (const int fd : {out_pipe[0], err_pipe[0]}) ::fcntl(fd, F_SETFL, O_NONBLOCK);
@@ -405,7 +408,6 @@ WatchResult run_watch(const WatchOptions& options) {
     const double after_s = monotonic_s();
     if (poller && after_s >= next_look_s) {
       poller->look(tree, after_s);
-      ++result.looks;
       next_look_s = after_s + look_interval_s;
     }
     if (after_s >= next_sample_s) {

@@ -72,7 +72,6 @@ struct WatchResult {
   int signal_received = 0;
   int events_lost = 0;         ///< Connector reports the kernel dropped (each caused a rescan).
   double watcher_cpu_s = 0.0;  ///< The watcher's own CPU time.
-  long looks = 0;              ///< Poll mode: looks at /proc.
 };
 
 /// Watches until the root exits (or, attached, until SIGINT/SIGTERM). SIGINT and SIGTERM sent

@@ -11,8 +11,6 @@
 
 namespace dlreset::app {
 
-namespace {
-
 void write_json(const std::string& path, const nlohmann::json& json) {
   if (path == "-") {
     std::cout << json.dump(2) << "\n";
@@ -22,8 +20,6 @@ void write_json(const std::string& path, const nlohmann::json& json) {
   if (!out) throw std::runtime_error("Cannot write the JSON report to '" + path + "'.");
   out << json.dump(2) << "\n";
 }
-
-}  // namespace
 
 int run_command(const RunOptions& options) {
   if (options.trace_resets) trace::EventLog::global().set_trace_options(traceback_options(std::cerr));

@@ -24,4 +24,8 @@ nlohmann::json events_to_json(const variants::FitReport& report, const RunContex
 /// The summary table printed at the end of a run.
 std::string summary_table(const variants::FitReport& report, const RunContext& context);
 
+/// Writes `json` to `path` ("-": stdout), indented; throws std::runtime_error naming the path
+/// when it cannot be written. Every JSON output of the command goes through here.
+void write_json(const std::string& path, const nlohmann::json& json);
+
 }  // namespace dlreset::app

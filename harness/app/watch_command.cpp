@@ -2,12 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <regex>
 
+#include "harness/app/run_report.h"
 #include "watch/generations.h"
 #include "watch/watch_report.h"
 #include "watch/worker_classifier.h"
@@ -41,8 +40,7 @@ class LiveRespawns {
     for (const watch::Respawn& respawn : found.respawns) {
       if (now_s - respawn.time_s < kLiveSettleS || respawn.time_s <= reported_until_s_) continue;
       reported_until_s_ = respawn.time_s;
-      const auto epoch = std::upper_bound(epoch_marks_s.begin(), epoch_marks_s.end(),
-                                          respawn.time_s + options_.start_uncertainty_s) - epoch_marks_s.begin() - 1;
+      const int epoch = watch::epoch_of(epoch_marks_s, respawn.time_s + options_.start_uncertainty_s);
       std::cerr << fmt::format("dlreset watch: at {:.2f} s, {} worker{} replaced by generation {}{}\n",
                                respawn.time_s - origin_s_, respawn.replaced, respawn.replaced == 1 ? " was" : "s were",
                                respawn.generation, epoch >= 0 ? fmt::format(" (epoch {})", epoch) : "");
@@ -55,14 +53,14 @@ class LiveRespawns {
   double reported_until_s_ = -1.0;  ///< Respawns are found in time order: the last one reported.
 };
 
-bool write_json(const std::string& path, const nlohmann::json& document, const char* flag) {
-  std::ofstream out(path);
-  out << document.dump(2) << "\n";
-  if (!out) {
-    std::cerr << "dlreset watch: " << flag << ": cannot write '" << path << "'.\n";
+bool write_report(const std::string& path, const nlohmann::json& document, const char* flag) {
+  try {
+    write_json(path, document);
+    return true;
+  } catch (const std::runtime_error& error) {
+    std::cerr << "dlreset watch: " << flag << ": " << error.what() << "\n";
     return false;
   }
-  return true;
 }
 
 }  // namespace
@@ -112,9 +110,9 @@ int watch_command(const WatchCommandOptions& options) {
                                                          options.generation_window_ms / 1000.0);
   std::cerr << watch::summary_text(report);
   bool written = true;
-  if (!options.json_path.empty()) written &= write_json(options.json_path, watch::report_json(report), "--json");
+  if (!options.json_path.empty()) written &= write_report(options.json_path, watch::report_json(report), "--json");
   if (!options.events_path.empty()) {
-    written &= write_json(options.events_path, watch::events_json(report), "--events");
+    written &= write_report(options.events_path, watch::events_json(report), "--events");
   }
 
   // The program's own failure is the first news; a stopped watch of a process attached to ends
