@@ -91,6 +91,12 @@ void FashionMnistModule::synchronize() const {
   if (on_cuda()) torch::cuda::synchronize();
 }
 
+std::vector<std::pair<std::string, at::Tensor>> FashionMnistModule::named_parameters() const {
+  std::vector<std::pair<std::string, at::Tensor>> parameters;
+  for (const auto& item : impl_->net->named_parameters()) parameters.emplace_back(item.key(), item.value());
+  return parameters;
+}
+
 data::Batch FashionMnistModule::transfer_batch_to_device(data::Batch batch) {
   if (!on_cuda()) return batch;
   // Non-blocking only helps from page-locked memory (the loader's pin_memory).

@@ -1,9 +1,13 @@
 // The workload every variant runs: a LeNet-sized CNN on 28×28 Fashion-MNIST images.
 #pragma once
 
+#include <ATen/core/Tensor.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "harness/loops/lightning_module.h"
 
@@ -38,6 +42,11 @@ class FashionMnistModule : public loops::LightningModule {
   const std::string& device_name() const;
   /// Waits for queued GPU work (a no-op on CPU): call it before reading a clock.
   void synchronize() const;
+  /// The network's parameters by name ("conv1.weight", "conv1.bias", ... "fc3.bias"), in the
+  /// order torch.nn's named_parameters() gives them for the same model. They are the live
+  /// tensors the optimizer updates: copy them to keep the initial weights. The oracle test reads
+  /// them to compare dlreset's initialisation with real PyTorch's.
+  std::vector<std::pair<std::string, at::Tensor>> named_parameters() const;
 
  private:
   struct Impl;
