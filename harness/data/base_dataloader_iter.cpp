@@ -1,14 +1,32 @@
-// Mirrors _BaseDataLoaderIter of torch/utils/data/dataloader.py @ v1.10.0.
+// Mirrors _BaseDataLoaderIter of torch/utils/data/dataloader.py @ v1.13.1.
 #include "harness/data/base_dataloader_iter.h"
+
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 
 #include "harness/data/collate.h"
 #include "harness/data/interrupt.h"
+#include "harness/data/splitmix64.h"
 #include "harness/trace/event_log.h"
 
 namespace dlreset::data {
 
+namespace {
+
+std::uint64_t draw_base_seed(LoaderState& state) {
+  if (state.options.seed_mode == SeedMode::torch) {
+    // torch.empty((), dtype=torch.int64).random_(generator=loader.generator).item()
+    return static_cast<std::uint64_t>(
+        at::empty({}, at::kLong).random_(state.generator).item<std::int64_t>());
+  }
+  // Seeds 0, 1, 2 give unrelated worker seeds; 63 bits, so base_seed + worker_id cannot wrap.
+  return splitmix64(state.options.seed) >> 1;
+}
+
+}  // namespace
+
 BaseDataLoaderIter::BaseDataLoaderIter(std::shared_ptr<LoaderState> state)
-    : state_(std::move(state)) {
+    : state_(std::move(state)), base_seed_(draw_base_seed(*state_)) {
   state_->stats.iterators_created.fetch_add(1);
 }
 

@@ -1,4 +1,4 @@
-// Mirrors _BaseDataLoaderIter of torch/utils/data/dataloader.py @ v1.10.0.
+// Mirrors _BaseDataLoaderIter of torch/utils/data/dataloader.py @ v1.13.1.
 #pragma once
 
 #include <memory>
@@ -27,6 +27,10 @@ class BaseDataLoaderIter : public BatchIterator {
   virtual void reset(bool first_iter);
 
   std::int64_t num_yielded() const { return num_yielded_; }
+  /// `_base_seed`: worker i's seed is base_seed + i. SeedMode::torch draws it from the loader's
+  /// generator when the iterator is made, as torch does; SeedMode::stable derives it from the
+  /// loader's seed alone, the same for every iterator.
+  std::uint64_t base_seed() const { return base_seed_; }
   const std::string& loader_name() const { return state_->options.name; }
 
  protected:
@@ -39,6 +43,7 @@ class BaseDataLoaderIter : public BatchIterator {
 
  private:
   BatchSampler::Iterator sampler_iter_;
+  std::uint64_t base_seed_ = 0;
   std::int64_t num_yielded_ = 0;
 };
 

@@ -1,4 +1,4 @@
-// Mirrors BatchSampler of torch/utils/data/sampler.py @ v1.10.0.
+// Mirrors BatchSampler of torch/utils/data/sampler.py @ v1.13.1.
 #pragma once
 
 #include <memory>
@@ -14,16 +14,23 @@ class BatchSampler {
  public:
   BatchSampler(std::unique_ptr<Sampler> sampler, std::int64_t batch_size, bool drop_last);
 
-  /// One epoch of index batches (`iter(batch_sampler)`).
+  /// One epoch of index batches (`iter(batch_sampler)`). Like torch's generator-based
+  /// `__iter__`, it asks the sampler for the epoch's order at its first `next()`, not when it is
+  /// made: an iterator abandoned before its first batch draws nothing from the sampler's
+  /// generator, so later epochs' orders stay torch's.
   class Iterator {
    public:
     Iterator() = default;
-    Iterator(std::vector<std::int64_t> order, std::int64_t batch_size, bool drop_last)
-        : order_(std::move(order)), batch_size_(batch_size), drop_last_(drop_last) {}
+    /// `sampler` must outlive the iterator (the loader's state owns both).
+    Iterator(Sampler* sampler, std::int64_t batch_size, bool drop_last)
+        : sampler_(sampler), batch_size_(batch_size), drop_last_(drop_last) {}
     /// The next batch of indices, or nullopt at the end of the epoch.
     std::optional<std::vector<std::int64_t>> next();
 
    private:
+    Sampler* sampler_ = nullptr;
+    bool drawn_ = false;      ///< The first next() has asked the sampler for the order.
+    bool exhausted_ = false;  ///< The order has been read past its end.
     std::vector<std::int64_t> order_;
     std::size_t position_ = 0;
     std::int64_t batch_size_ = 1;

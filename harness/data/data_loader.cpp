@@ -1,5 +1,7 @@
-// Mirrors torch.utils.data.DataLoader (torch/utils/data/dataloader.py @ v1.10.0).
+// Mirrors torch.utils.data.DataLoader (torch/utils/data/dataloader.py @ v1.13.1).
 #include "harness/data/data_loader.h"
+
+#include <ATen/CPUGeneratorImpl.h>
 
 #include <algorithm>
 #include <sstream>
@@ -54,17 +56,26 @@ void check_options(const Dataset* dataset, const DataLoaderOptions& options) {
   }
 }
 
-std::unique_ptr<Sampler> make_sampler(const Dataset& dataset, const DataLoaderOptions& options) {
-  if (options.shuffle) return std::make_unique<RandomSampler>(dataset.size(), options.seed);
-  return std::make_unique<SequentialSampler>(dataset.size());
+std::unique_ptr<Sampler> make_sampler(const Dataset& dataset, const DataLoaderOptions& options,
+                                      const at::Generator& generator) {
+  if (!options.shuffle) return std::make_unique<SequentialSampler>(dataset.size());
+  if (options.seed_mode == SeedMode::torch) {
+    return std::make_unique<RandomSampler>(dataset.size(), generator);
+  }
+  return std::make_unique<RandomSampler>(dataset.size(), options.seed);
 }
 
 }  // namespace
 
 DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options) {
   check_options(dataset.get(), options);
-  BatchSampler sampler(make_sampler(*dataset, options), options.batch_size, options.drop_last);
-  state_ = std::make_shared<LoaderState>(std::move(options), std::move(dataset), std::move(sampler));
+  // torch.Generator().manual_seed(seed): the same stream as Python's for the same seed.
+  at::Generator generator;
+  if (options.seed_mode == SeedMode::torch) generator = at::detail::createCPUGenerator(options.seed);
+  BatchSampler sampler(make_sampler(*dataset, options, generator), options.batch_size,
+                       options.drop_last);
+  state_ = std::make_shared<LoaderState>(std::move(options), std::move(dataset), std::move(sampler),
+                                         std::move(generator));
   iterator_.arm(&DataLoader::on_iterator_nulled, this);
 }
 

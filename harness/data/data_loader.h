@@ -1,4 +1,4 @@
-// Mirrors torch.utils.data.DataLoader (torch/utils/data/dataloader.py @ v1.10.0).
+// Mirrors torch.utils.data.DataLoader (torch/utils/data/dataloader.py @ v1.13.1).
 #pragma once
 
 #include <memory>

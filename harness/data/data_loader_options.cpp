@@ -1,4 +1,4 @@
-// Mirrors the arguments of torch.utils.data.DataLoader (torch/utils/data/dataloader.py @ v1.10.0).
+// Mirrors the arguments of torch.utils.data.DataLoader (torch/utils/data/dataloader.py @ v1.13.1).
 #include "harness/data/data_loader_options.h"
 
 namespace dlreset::data {
@@ -16,6 +16,20 @@ std::optional<StartMethod> parse_start_method(const std::string& text) {
   if (text == "thread") return StartMethod::thread;
   if (text == "fork") return StartMethod::fork;
   if (text == "spawn") return StartMethod::spawn;
+  return std::nullopt;
+}
+
+const char* to_string(SeedMode mode) {
+  switch (mode) {
+    case SeedMode::stable: return "stable";
+    case SeedMode::torch: return "torch";
+  }
+  return "unknown";
+}
+
+std::optional<SeedMode> parse_seed_mode(const std::string& text) {
+  if (text == "stable") return SeedMode::stable;
+  if (text == "torch") return SeedMode::torch;
   return std::nullopt;
 }
 

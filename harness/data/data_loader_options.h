@@ -1,4 +1,4 @@
-// Mirrors the arguments of torch.utils.data.DataLoader (torch/utils/data/dataloader.py @ v1.10.0).
+// Mirrors the arguments of torch.utils.data.DataLoader (torch/utils/data/dataloader.py @ v1.13.1).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +20,23 @@ const char* to_string(StartMethod method);
 /// "thread", "fork" or "spawn"; nullopt for anything else.
 std::optional<StartMethod> parse_start_method(const std::string& text);
 
+/// Where the shuffle and the workers' seeds come from.
+enum class SeedMode {
+  /// Epoch e's order depends on the seed and e alone, and every iterator's workers get the same
+  /// seeds: the buggy and the fixed loop see the same batches, so their losses and timings can be
+  /// compared batch for batch. dlreset's default, for that reason.
+  stable,
+  /// As torch 1.13 with `generator=torch.Generator().manual_seed(seed)`: each new iterator draws
+  /// its workers' base seed from that generator, and each epoch's order is a `randperm` on it.
+  /// The orders then equal real torch's in every variant, including the drift from epoch 2 on
+  /// that Lightning 1.5.0's new iterator per epoch causes.
+  torch,
+};
+
+const char* to_string(SeedMode mode);
+/// "stable" or "torch"; nullopt for anything else.
+std::optional<SeedMode> parse_seed_mode(const std::string& text);
+
 /// The DataLoader's settings, with PyTorch's defaults. `DataLoader` checks them when it is
 /// built and says what is wrong in a full sentence.
 struct DataLoaderOptions {
@@ -40,9 +57,9 @@ struct DataLoaderOptions {
   double timeout_s = 0.0;
   bool drop_last = false;
   /// Seeds the shuffle (a new permutation every epoch from one generator) and the workers'
-  /// base seed. Unlike PyTorch, building a new iterator draws nothing from the shuffle's
-  /// generator, so the batch order is the same whether workers persist or not.
+  /// base seed, as `seed_mode` says.
   std::uint64_t seed = 0;
+  SeedMode seed_mode = SeedMode::stable;
   StartMethod start_method = StartMethod::fork;
   /// Runs in each worker before its first batch (thread and fork only: a C++ function object
   /// cannot be sent to a spawned program).

@@ -4,6 +4,7 @@
 
 #include "harness/data/errors.h"
 #include "harness/data/idx_dataset.h"
+#include "harness/data/probe_dataset.h"
 #include "harness/data/synthetic_dataset.h"
 
 namespace dlreset::data {
@@ -31,8 +32,9 @@ std::unique_ptr<Dataset> make_dataset(const std::string& text) {
     return std::make_unique<IdxDataset>(std::move(options));
   }
   if (kind == "synthetic") return SyntheticDataset::from_spec(text);
+  if (kind == "probe") return ProbeDataset::from_spec(text);
   throw DatasetError("Unknown dataset kind '" + kind +
-                     "' in a dataset spec; make_dataset knows 'idx' and 'synthetic'. A dataset "
+                     "' in a dataset spec; make_dataset knows 'idx', 'synthetic' and 'probe'. A dataset "
                      "used with start_method 'spawn' must be one of them.");
 }
 

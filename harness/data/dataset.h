@@ -1,4 +1,4 @@
-// Mirrors the map-style Dataset of torch/utils/data/dataset.py @ v1.10.0: size and get a sample.
+// Mirrors the map-style Dataset of torch/utils/data/dataset.py @ v1.13.1: size and get a sample.
 #pragma once
 
 #include <cstdint>

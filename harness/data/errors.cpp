@@ -11,7 +11,8 @@ namespace {
 std::string worker_error_message(const std::string& loader, int worker_id, std::int64_t pid,
                                  const std::string& type, const std::string& message) {
   std::ostringstream out;
-  out << "Caught " << type << " in DataLoader worker " << worker_id;
+  // Torch's first line, word for word, is "Caught <type> in DataLoader worker process <id>.".
+  out << "Caught " << type << " in DataLoader worker process " << worker_id;
   if (pid > 0) out << " (pid " << pid << ")";
   if (!loader.empty()) out << " of loader '" << loader << "'";
   out << ". Original message: " << message;
@@ -23,7 +24,8 @@ int signal_of(int wait_status) { return WIFSIGNALED(wait_status) ? WTERMSIG(wait
 std::string died_message(const std::string& loader, int worker_id, std::int64_t pid,
                          int wait_status) {
   std::ostringstream out;
-  out << "DataLoader worker (pid " << pid << ") exited unexpectedly";
+  // Torch's words, "pid(s)" included: it names every worker it found dead at once.
+  out << "DataLoader worker (pid(s) " << pid << ") exited unexpectedly";
   if (WIFSIGNALED(wait_status)) {
     const int sig = WTERMSIG(wait_status);
     out << ": it was killed by signal " << sig << " (" << strsignal(sig) << ")";

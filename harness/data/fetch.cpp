@@ -1,4 +1,4 @@
-// Mirrors torch/utils/data/_utils/fetch.py @ v1.10.0 (_MapDatasetFetcher), collating into a RawBatch.
+// Mirrors torch/utils/data/_utils/fetch.py @ v1.13.1 (_MapDatasetFetcher), collating into a RawBatch.
 #include "harness/data/fetch.h"
 
 #include "harness/data/dataset.h"

@@ -1,4 +1,4 @@
-// Mirrors torch/utils/data/_utils/fetch.py @ v1.10.0 (_MapDatasetFetcher) with collation into
+// Mirrors torch/utils/data/_utils/fetch.py @ v1.13.1 (_MapDatasetFetcher) with collation into
 // a RawBatch.
 #pragma once
 

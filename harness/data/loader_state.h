@@ -1,6 +1,8 @@
 // What a DataLoader shares with the iterators it creates.
 #pragma once
 
+#include <ATen/core/Generator.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -42,10 +44,17 @@ struct LoaderState {
   std::shared_ptr<Dataset> dataset;
   /// PyTorch's _index_sampler: its generator advances once per epoch, whichever iterator asks.
   BatchSampler batch_sampler;
+  /// SeedMode::torch: the DataLoader's `generator`, which the shuffle and every new iterator's
+  /// base seed draw from. Undefined in SeedMode::stable.
+  at::Generator generator;
   LoaderStats stats;
 
-  LoaderState(DataLoaderOptions opts, std::shared_ptr<Dataset> data, BatchSampler sampler)
-      : options(std::move(opts)), dataset(std::move(data)), batch_sampler(std::move(sampler)) {}
+  LoaderState(DataLoaderOptions opts, std::shared_ptr<Dataset> data, BatchSampler sampler,
+              at::Generator torch_generator)
+      : options(std::move(opts)),
+        dataset(std::move(data)),
+        batch_sampler(std::move(sampler)),
+        generator(std::move(torch_generator)) {}
 };
 
 }  // namespace dlreset::data

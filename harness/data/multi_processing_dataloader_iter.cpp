@@ -1,19 +1,15 @@
-// Mirrors _MultiProcessingDataLoaderIter of torch/utils/data/dataloader.py @ v1.10.0.
+// Mirrors _MultiProcessingDataLoaderIter of torch/utils/data/dataloader.py @ v1.13.1.
 #include "harness/data/multi_processing_dataloader_iter.h"
 
 #include <stdexcept>
 
 #include "harness/data/errors.h"
-#include "harness/data/splitmix64.h"
 #include "harness/data/worker/status_check.h"
 #include "harness/trace/event_log.h"
 
 namespace dlreset::data {
 
 namespace {
-
-/// Seeds 0, 1, 2 give unrelated worker seeds; 63 bits, so base_seed + worker_id cannot wrap.
-std::uint64_t base_seed_from(std::uint64_t seed) { return splitmix64(seed) >> 1; }
 
 void on_worker_lifecycle(LoaderState& state, const Message& message) {
   if (message.type == MessageType::dataset_loaded) {
@@ -38,13 +34,12 @@ MultiProcessingDataLoaderIter::MultiProcessingDataLoaderIter(std::shared_ptr<Loa
       persistent_workers_(state_->options.persistent_workers),
       timeout_s_(state_->options.timeout_s) {
   const DataLoaderOptions& options = state_->options;
-  const std::uint64_t base_seed = base_seed_from(options.seed);
   std::vector<WorkerLaunch> launches;
   for (int id = 0; id < num_workers_; ++id) {
     WorkerLaunch launch;
     launch.config.worker_id = id;
     launch.config.num_workers = num_workers_;
-    launch.config.seed = base_seed + static_cast<std::uint64_t>(id);
+    launch.config.seed = base_seed() + static_cast<std::uint64_t>(id);
     launch.config.loader = options.name;
     launch.config.worker_init_fn = options.worker_init_fn;
     launch.dataset = std::shared_ptr<Dataset>(state_->dataset->clone());
@@ -131,16 +126,18 @@ Message MultiProcessingDataLoaderIter::get_data() {
 }
 
 std::optional<RawBatch> MultiProcessingDataLoaderIter::next_data() {
-  if (shutdown_) {
-    throw DataLoaderError("The iterator of loader '" + state_->options.name +
-                          "' was asked for a batch after its workers were shut down. Ask the "
-                          "DataLoader for a new iterator.");
-  }
   while (true) {
     if (rcvd_idx_ >= send_idx_) {
-      // The epoch is over. A non-persistent iterator is done for good.
+      // The epoch is over. A non-persistent iterator is done for good; asked again, it says
+      // so again (and calls _shutdown_workers again), as torch's does.
       if (!persistent_workers_) shutdown_workers();
       return std::nullopt;
+    }
+    if (shutdown_) {
+      // Torch fails an assertion here; a sentence says more.
+      throw DataLoaderError("The iterator of loader '" + state_->options.name +
+                            "' was asked for a batch after its workers were shut down. Ask the "
+                            "DataLoader for a new iterator.");
     }
     auto info = task_info_.find(rcvd_idx_);
     if (info != task_info_.end() && info->second.result) {

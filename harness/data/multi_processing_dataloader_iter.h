@@ -1,4 +1,4 @@
-// Mirrors _MultiProcessingDataLoaderIter of torch/utils/data/dataloader.py @ v1.10.0.
+// Mirrors _MultiProcessingDataLoaderIter of torch/utils/data/dataloader.py @ v1.13.1.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +32,10 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   /// Index batches sent and not yet come back: at most prefetch_factor × num_workers, and
   /// exactly that after `reset` while the sampler has that many batches left. A test hook.
   int tasks_outstanding() const { return tasks_outstanding_; }
+  /// `_send_idx - _rcvd_idx`: index batches sent and not yet handed out, whether or not their
+  /// result has come back. Unlike tasks_outstanding() it does not depend on which worker
+  /// answered first, so it can be compared with torch's step by step. A test hook.
+  std::int64_t index_batches_pending() const { return send_idx_ - rcvd_idx_; }
 
   bool workers_shut_down() const { return shutdown_; }
   std::vector<std::int64_t> worker_pids() const;

@@ -1,6 +1,9 @@
-// Mirrors RandomSampler of torch/utils/data/sampler.py @ v1.10.0.
+// Mirrors RandomSampler of torch/utils/data/sampler.py @ v1.13.1.
 #pragma once
 
+#include <ATen/core/Generator.h>
+
+#include <optional>
 #include <random>
 
 #include "harness/data/sampler.h"
@@ -11,8 +14,14 @@ namespace dlreset::data {
 /// same sequence of epochs, and no two epochs are alike.
 class RandomSampler : public Sampler {
  public:
+  /// SeedMode::stable: dlreset's own generator, which nothing else draws from.
   RandomSampler(std::int64_t size, std::uint64_t seed) : size_(size), generator_(seed) {}
+  /// SeedMode::torch: `torch.randperm(n, generator=generator)` each epoch, on the loader's
+  /// generator, which the loader's iterators draw their base seeds from too.
+  RandomSampler(std::int64_t size, at::Generator torch_generator)
+      : size_(size), torch_generator_(std::move(torch_generator)) {}
   std::vector<std::int64_t> epoch_order() override;
+  void on_exhausted() override;
   std::int64_t size() const override { return size_; }
 
  private:
@@ -20,6 +29,7 @@ class RandomSampler : public Sampler {
   /// mt19937_64 and our own Fisher-Yates (not std::shuffle, whose algorithm the standard leaves
   /// open), so an order is the same on every build.
   std::mt19937_64 generator_;
+  std::optional<at::Generator> torch_generator_;
 };
 
 }  // namespace dlreset::data

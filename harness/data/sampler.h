@@ -1,4 +1,4 @@
-// Mirrors torch/utils/data/sampler.py @ v1.10.0: the Sampler interface.
+// Mirrors torch/utils/data/sampler.py @ v1.13.1: the Sampler interface.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,10 @@ class Sampler {
   virtual ~Sampler() = default;
   /// The order of the next epoch (`iter(sampler)`); a random sampler draws a new one each call.
   virtual std::vector<std::int64_t> epoch_order() = 0;
+  /// Called once an epoch, when its order has been read past its end: torch's RandomSampler
+  /// draws one more permutation there (its `__iter__` ends with `randperm(n)[:num_samples %
+  /// n]`, drawn even when that slice is empty), and the next epoch's order depends on it.
+  virtual void on_exhausted() {}
   virtual std::int64_t size() const = 0;
 };
 

@@ -1,4 +1,7 @@
-// Mirrors torch/utils/data/sampler.py @ v1.10.0: SequentialSampler, RandomSampler and BatchSampler.
+// Mirrors torch/utils/data/sampler.py @ v1.13.1: SequentialSampler, RandomSampler and BatchSampler.
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/randperm.h>
+
 #include <numeric>
 
 #include "harness/data/batch_sampler.h"
@@ -14,6 +17,11 @@ std::vector<std::int64_t> SequentialSampler::epoch_order() {
 }
 
 std::vector<std::int64_t> RandomSampler::epoch_order() {
+  if (torch_generator_) {
+    const at::Tensor permutation = at::randperm(size_, *torch_generator_, at::kLong);
+    const std::int64_t* values = permutation.data_ptr<std::int64_t>();
+    return std::vector<std::int64_t>(values, values + size_);
+  }
   std::vector<std::int64_t> order(static_cast<std::size_t>(size_));
   std::iota(order.begin(), order.end(), std::int64_t{0});
   for (std::size_t i = order.size(); i > 1; --i) {
@@ -25,12 +33,14 @@ std::vector<std::int64_t> RandomSampler::epoch_order() {
   return order;
 }
 
+void RandomSampler::on_exhausted() {
+  if (torch_generator_) at::randperm(size_, *torch_generator_, at::kLong);
+}
+
 BatchSampler::BatchSampler(std::unique_ptr<Sampler> sampler, std::int64_t batch_size, bool drop_last)
     : sampler_(std::move(sampler)), batch_size_(batch_size), drop_last_(drop_last) {}
 
-BatchSampler::Iterator BatchSampler::iter() {
-  return Iterator(sampler_->epoch_order(), batch_size_, drop_last_);
-}
+BatchSampler::Iterator BatchSampler::iter() { return Iterator(sampler_.get(), batch_size_, drop_last_); }
 
 std::int64_t BatchSampler::size() const {
   const std::int64_t n = sampler_->size();
@@ -38,8 +48,19 @@ std::int64_t BatchSampler::size() const {
 }
 
 std::optional<std::vector<std::int64_t>> BatchSampler::Iterator::next() {
+  if (sampler_ == nullptr) return std::nullopt;
+  if (!drawn_) {
+    order_ = sampler_->epoch_order();
+    drawn_ = true;
+  }
   const std::size_t left = order_.size() - position_;
   const auto want = static_cast<std::size_t>(batch_size_);
+  // Torch's BatchSampler asks its sampler for one index more than it has exactly when a batch
+  // cannot be filled (a short last batch, or the call after the last full one).
+  if (left < want && !exhausted_) {
+    exhausted_ = true;
+    sampler_->on_exhausted();
+  }
   if (left == 0 || (drop_last_ && left < want)) return std::nullopt;
   const std::size_t take = std::min(left, want);
   std::vector<std::int64_t> batch(order_.begin() + static_cast<std::ptrdiff_t>(position_),

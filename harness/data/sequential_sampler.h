@@ -1,4 +1,4 @@
-// Mirrors SequentialSampler of torch/utils/data/sampler.py @ v1.10.0.
+// Mirrors SequentialSampler of torch/utils/data/sampler.py @ v1.13.1.
 #pragma once
 
 #include "harness/data/sampler.h"

@@ -1,4 +1,4 @@
-// Mirrors _SingleProcessDataLoaderIter of torch/utils/data/dataloader.py @ v1.10.0.
+// Mirrors _SingleProcessDataLoaderIter of torch/utils/data/dataloader.py @ v1.13.1.
 #include "harness/data/single_process_dataloader_iter.h"
 
 #include <unistd.h>

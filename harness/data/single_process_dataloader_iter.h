@@ -1,4 +1,4 @@
-// Mirrors _SingleProcessDataLoaderIter of torch/utils/data/dataloader.py @ v1.10.0.
+// Mirrors _SingleProcessDataLoaderIter of torch/utils/data/dataloader.py @ v1.13.1.
 #pragma once
 
 #include "harness/data/base_dataloader_iter.h"

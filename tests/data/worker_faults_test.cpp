@@ -74,7 +74,7 @@ TEST_P(AnyBackend, WorkerExceptionIsRaisedInTheMainProcessWithWorkerAndMessage) 
     } catch (const WorkerError& e) {
       EXPECT_EQ(e.worker_id(), 0);
       EXPECT_EQ(e.original_type(), "std::runtime_error");
-      EXPECT_THAT(e.what(), HasSubstr("in DataLoader worker 0"));
+      EXPECT_THAT(e.what(), HasSubstr("Caught std::runtime_error in DataLoader worker process 0"));
       EXPECT_THAT(e.what(), HasSubstr("of loader 'faulty'"));
       EXPECT_THAT(e.what(), HasSubstr("told to fail at sample 5"));
     }
@@ -328,7 +328,7 @@ TEST_P(ProcessBackend, WorkerKilledMidEpochIsReportedWithItsSignal) {
     } catch (const WorkerDiedError& e) {
       EXPECT_EQ(e.pid(), pids[1]);
       EXPECT_EQ(e.signal(), SIGKILL);
-      EXPECT_THAT(e.what(), HasSubstr("DataLoader worker (pid " + std::to_string(pids[1]) +
+      EXPECT_THAT(e.what(), HasSubstr("DataLoader worker (pid(s) " + std::to_string(pids[1]) +
                                       ") exited unexpectedly"));
       EXPECT_THAT(e.what(), HasSubstr("signal 9"));
     }

@@ -1,4 +1,4 @@
-// Mirrors torch.utils.data.get_worker_info() (torch/utils/data/_utils/worker.py @ v1.10.0).
+// Mirrors torch.utils.data.get_worker_info() (torch/utils/data/_utils/worker.py @ v1.13.1).
 #include "harness/data/worker/worker_info.h"
 
 #include "harness/data/worker/worker_endpoint.h"

@@ -1,4 +1,4 @@
-// Mirrors torch/utils/data/_utils/worker.py @ v1.10.0: the loop every worker runs.
+// Mirrors torch/utils/data/_utils/worker.py @ v1.13.1: the loop every worker runs.
 #pragma once
 
 #include <cstdint>
