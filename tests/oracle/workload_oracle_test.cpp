@@ -23,9 +23,9 @@
 #include "harness/loops/trainer_options.h"
 #include "harness/loops/vanilla_fit.h"
 #include "harness/workload/fashion_mnist_module.h"
-#include "tests/oracle/oracle_support.h"
 #include "tests/support/command.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/python_torch.h"
 
 namespace dlreset::workload {
 namespace {
@@ -113,11 +113,11 @@ std::string decimal(double value, int digits) {
 }
 
 /// The reference script's run, with the settings of `run` and of its workload.
-Trajectory run_reference(const std::string& python, const app::RunOptions& run) {
+Trajectory run_reference(const app::RunOptions& run) {
   const WorkloadOptions workload = workload_of(run);
   // 9 significant digits bring a float back exactly, 17 a double.
   const std::string command =
-      python + " " + DLRESET_SOURCE_DIR + "/tests/oracle/workload_reference.py --data-dir " + run.data_dir +
+      std::string(testing::kPython) + " " + DLRESET_SOURCE_DIR + "/tests/oracle/workload_reference.py --data-dir " + run.data_dir +
       " --seed " + std::to_string(workload.seed) + " --batches " + std::to_string(kBatches) + " --batch-size " +
       std::to_string(run.batch_size) + " --lr " + decimal(workload.learning_rate, 17) + " --momentum " +
       decimal(workload.momentum, 17) + " --mean " + decimal(data::kFashionMnistMean, 9) + " --std " +
@@ -169,15 +169,14 @@ void expect_bitwise_equal(const Parameter& ours, const Parameter& theirs) {
 }
 
 TEST(WorkloadOracle, InitialWeightsAndEveryVanillaLossAreRealTorchsBitForBit) {
-  const std::string python = testing::require_python_torch();
-  if (python.empty()) return;
+  DLRESET_REQUIRE_ORACLE();
   const app::RunOptions run;
   // The reference fixes what it cannot take as a flag: one intra-op thread, SGD with momentum.
   ASSERT_EQ(run.intra_op_threads, 1) << "`dlreset run` now defaults to " << run.intra_op_threads
                                      << " intra-op threads but the reference runs on one; give both the same.";
   ASSERT_EQ(run.optimizer, "sgd") << "`dlreset run` now defaults to the optimizer '" << run.optimizer
                                   << "' but the reference trains with SGD; give both the same.";
-  const Trajectory reference = run_reference(python, run);
+  const Trajectory reference = run_reference(run);
   ASSERT_FALSE(reference.losses.empty());
   const Trajectory ours = run_dlreset(run);
 

@@ -17,6 +17,7 @@
 
 #include "tests/support/command.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/python_torch.h"
 
 namespace dlreset::watch {
 namespace {
@@ -24,8 +25,7 @@ namespace {
 using ::testing::HasSubstr;
 using Result = testing::CommandResult;
 
-/// Debian's interpreter, which has python3-torch; another python3 earlier on PATH may not.
-constexpr const char* kPython = "/usr/bin/python3";
+using testing::kPython;
 /// How long a process the test started may take to appear, or to go after it was told to: far
 /// more than it needs (a Python start with torch is ~1 s here), so only a hang trips it.
 constexpr double kProcessDeadlineS = 30.0;
@@ -47,13 +47,6 @@ nlohmann::json read_json(const std::string& path) {
 
 Result watch(const std::string& args) { return testing::run_shell(testing::dlreset_binary() + " watch " + args); }
 
-/// Fails, naming the package, where the real torch the tests watch is missing.
-void require_python_torch() {
-  static const int status = testing::run_shell(std::string(kPython) + " -c 'import torch'").status;
-  ASSERT_EQ(status, 0) << kPython << " cannot import torch: install Debian's python3-torch "
-                       << "(ci/install-deps.sh does).";
-}
-
 int count_role(const nlohmann::json& report, const std::string& role) {
   int count = 0;
   for (const auto& process : report["processes"]) count += process["role"] == role;
@@ -74,7 +67,7 @@ std::string scenario_name(const ::testing::TestParamInfo<Scenario>& info) {
 class WatchTrainLoop : public ::testing::TestWithParam<Scenario> {};
 
 TEST_P(WatchTrainLoop, CountsTheGenerationsAndTheRespawnsOfARealTorchLoop) {
-  require_python_torch();
+  DLRESET_REQUIRE_PYTHON_TORCH();
   const Scenario& scenario = GetParam();
   testing::TempDir dir;
   const Result result = watch("--expect-persistent --epoch-regex '^Epoch' --json " + dir.file("watch.json") +
@@ -130,7 +123,7 @@ INSTANTIATE_TEST_SUITE_P(
     scenario_name);
 
 TEST(Watch, PollingFindsTheSameRespawnsAsTheEventsConnector) {
-  require_python_torch();
+  DLRESET_REQUIRE_PYTHON_TORCH();
   testing::TempDir dir;
   const Result result = watch("--mode poll --json " + dir.file("watch.json") + " -- " + kPython + " " + train_loop() +
                               " --workers 2 --epochs 3 --mode reset");
@@ -181,7 +174,7 @@ TEST(Watch, SeesDlresetsOwnSpawnedWorkers) {
 }
 
 TEST(Watch, AttachedToARunningProgramSeesTheWorkersItStartsAfterwards) {
-  require_python_torch();
+  DLRESET_REQUIRE_PYTHON_TORCH();
   testing::TempDir dir;
   // The loop waits for a file before it builds its loader; the test creates it once the
   // watcher says it is attached, so the workers surely start after the attach.

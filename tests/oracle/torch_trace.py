@@ -1,0 +1,318 @@
+"""Runs the oracle's scenarios through the real torch.utils.data.DataLoader (Debian's python3-torch
+1.13.1) and writes what happened as a dlreset.oracle trace; dlreset_oracle_tests runs the same
+scenarios through dlreset's DataLoader and compares the two traces.
+
+Run it with /usr/bin/python3, the interpreter Debian's python3-torch is installed for:
+
+    /usr/bin/python3 tests/oracle/torch_trace.py --out torch.json [--only NAME-PREFIX]
+"""
+
+import argparse
+import gc
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+
+import torch
+from torch.utils.data import DataLoader, Dataset, get_worker_info
+from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
+
+SCHEMA = "dlreset.oracle"
+SCHEMA_VERSION = 1
+
+# The dataset and batch size leave a short last batch (37 = 7 x 5 + 2).
+DATASET_SIZE = 37
+BATCH_SIZE = 5
+EPOCHS = 3
+SEED = 7
+
+
+def scenarios():
+    """The grid. Every field is read by dlreset_oracle_tests too; it builds nothing of its own."""
+    grid = []
+
+    def add(**params):
+        base = dict(num_workers=0, persistent_workers=False, start_method="fork", prefetch_factor=2,
+                    drop_last=False, shuffle=True, variant="fixed", break_after=-1, epochs=EPOCHS)
+        base.update(params)
+        parts = [base["variant"], base["start_method"], "w%d" % base["num_workers"],
+                 "persistent" if base["persistent_workers"] else "transient",
+                 "pf%d" % base["prefetch_factor"], "droplast" if base["drop_last"] else "keeplast",
+                 "shuffle" if base["shuffle"] else "sequential"]
+        if base["break_after"] >= 0:
+            parts.append("break%d" % base["break_after"])
+        base["name"] = "-".join(parts)
+        grid.append(base)
+
+    for variant in ("buggy", "fixed"):
+        for drop_last in (False, True):
+            for shuffle in (False, True):
+                add(variant=variant, drop_last=drop_last, shuffle=shuffle)
+                for workers in (1, 2, 3):
+                    for persistent in (False, True):
+                        # prefetch_factor changes only how far ahead the workers are sent
+                        # work, so its other values are crossed with the shuffled order alone.
+                        for prefetch in ((1, 2, 4) if shuffle else (2,)):
+                            add(variant=variant, num_workers=workers, persistent_workers=persistent,
+                                prefetch_factor=prefetch, drop_last=drop_last, shuffle=shuffle)
+        # Spawned workers re-import torch (over a second each here), so spawn gets a smaller
+        # grid: what differs from fork is where the dataset comes from, not the protocol.
+        add(variant=variant, start_method="spawn", num_workers=2, persistent_workers=True, epochs=2)
+        add(variant=variant, start_method="spawn", num_workers=1, persistent_workers=False, epochs=2)
+        # The middle epoch stops after two batches: the next iter() starts a new epoch at once
+        # (a persistent iterator is reset with results still on the way).
+        for workers in (0, 2):
+            for persistent in ((False, True) if workers else (False,)):
+                add(variant=variant, num_workers=workers, persistent_workers=persistent,
+                    break_after=2)
+    return grid
+
+
+class Log:
+    """Lines appended by every process of a scenario: 'start PID ID' and 'load PID'."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def write(self, line):
+        with open(self.path, "a") as out:
+            out.write(line + "\n")
+
+    def count(self, word):
+        if not os.path.exists(self.path):
+            return 0
+        with open(self.path) as lines:
+            return sum(1 for line in lines if line.split()[0] == word)
+
+
+class ProbeDataset(Dataset):
+    """Sample i says who made it: (i, worker id, num_workers, worker seed), -1 for the main
+    process. Loads lazily, once per object, like the datasets of the bug; a pickled copy (a
+    spawned worker's) has loaded nothing."""
+
+    def __init__(self, size, log_path, fault=None):
+        self.size = size
+        self.log = Log(log_path)
+        self.fault = fault or {}
+        self.loaded = False
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["loaded"] = False
+        return state
+
+    def __len__(self):
+        return self.size
+
+    def __getitem__(self, index):
+        if not self.loaded:
+            self.loaded = True
+            self.log.write("load %d" % os.getpid())
+        if index == self.fault.get("throw_at"):
+            raise ValueError("sample %d cannot be read" % index)
+        if index == self.fault.get("crash_at"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        if index == self.fault.get("hang_at"):
+            time.sleep(2)
+        info = get_worker_info()
+        if info is None:
+            return index, -1, 0, -1
+        return index, info.id, info.num_workers, info.seed
+
+
+class StartLog:
+    """worker_init_fn: one 'start' line per worker started (a class, so spawn can pickle it)."""
+
+    def __init__(self, log_path):
+        self.log = Log(log_path)
+
+    def __call__(self, worker_id):
+        self.log.write("start %d %d" % (os.getpid(), worker_id))
+
+
+class CountingLoader(DataLoader):
+    """Counts what dlreset's LoaderCounters count: iterators built, and live -> None stores into
+    `_iterator` (the property the bug's reporter used to find the reset)."""
+
+    def __init__(self, *args, **kwargs):
+        self.iterators_created = 0
+        self.iterator_resets = 0
+        self._watched_iterator = None
+        super().__init__(*args, **kwargs)
+
+    @property
+    def _iterator(self):
+        return self._watched_iterator
+
+    @_iterator.setter
+    def _iterator(self, value):
+        if value is None and self._watched_iterator is not None:
+            self.iterator_resets += 1
+        self._watched_iterator = value
+
+    def _get_iterator(self):
+        self.iterators_created += 1
+        return super()._get_iterator()
+
+
+SHUTDOWN_CALLS = [0]
+_original_shutdown = _MultiProcessingDataLoaderIter._shutdown_workers
+
+
+def _counted_shutdown(self):
+    SHUTDOWN_CALLS[0] += 1
+    _original_shutdown(self)
+
+
+_MultiProcessingDataLoaderIter._shutdown_workers = _counted_shutdown
+
+
+def shutdown_workers_and_reset_iterator(loader):
+    """What Lightning 1.5.0 did to every loader at the start of every epoch."""
+    if isinstance(loader._iterator, _MultiProcessingDataLoaderIter):
+        loader._iterator._shutdown_workers()
+    loader._iterator = None
+
+
+def make_loader(params, log_path, fault=None, timeout=0):
+    generator = torch.Generator()
+    generator.manual_seed(SEED)
+    options = dict(batch_size=BATCH_SIZE, shuffle=params["shuffle"], drop_last=params["drop_last"],
+                   num_workers=params["num_workers"], generator=generator,
+                   persistent_workers=params["persistent_workers"], timeout=timeout)
+    if params["num_workers"] > 0:
+        options.update(prefetch_factor=params["prefetch_factor"], worker_init_fn=StartLog(log_path),
+                       multiprocessing_context=params["start_method"])
+    return CountingLoader(ProbeDataset(DATASET_SIZE, log_path, fault), **options)
+
+
+def pending(iterator):
+    """Index batches sent and not yet handed out: prefetch_factor x W after a reset."""
+    if isinstance(iterator, _MultiProcessingDataLoaderIter):
+        return iterator._send_idx - iterator._rcvd_idx
+    return 0
+
+
+def outstanding(iterator):
+    if isinstance(iterator, _MultiProcessingDataLoaderIter):
+        return iterator._tasks_outstanding
+    return 0
+
+
+def run_scenario(params, workdir):
+    log_path = os.path.join(workdir, params["name"] + ".log")
+    SHUTDOWN_CALLS[0] = 0
+    loader = make_loader(params, log_path)
+    epochs = []
+    for epoch in range(params["epochs"]):
+        if params["variant"] == "buggy":
+            shutdown_workers_and_reset_iterator(loader)
+        iterator = iter(loader)
+        record = {"len": len(loader), "sent_before_first": pending(iterator), "batches": []}
+        max_outstanding = outstanding(iterator)
+        stop_after = params["break_after"] if epoch == 1 else -1
+        while True:
+            if len(record["batches"]) == stop_after:
+                record["ended"] = "break"
+                break
+            try:
+                indices, worker, num_workers, seed = next(iterator)
+            except StopIteration:
+                record["ended"] = "StopIteration"
+                break
+            record["batches"].append({
+                "indices": indices.tolist(), "worker": sorted(set(worker.tolist())),
+                "num_workers": sorted(set(num_workers.tolist())), "seed": sorted(set(seed.tolist())),
+                "pending": pending(iterator)})
+            max_outstanding = max(max_outstanding, outstanding(iterator))
+        if record["ended"] == "StopIteration":
+            try:
+                next(iterator)
+                record["next_after_end"] = "batch"
+            except StopIteration:
+                record["next_after_end"] = "StopIteration"
+        record["max_outstanding"] = max_outstanding
+        del iterator
+        epochs.append(record)
+    counts = {
+        "worker_spawns": Log(log_path).count("start"),
+        "dataset_loads": Log(log_path).count("load"),
+        "iterators_created": loader.iterators_created,
+        "iterator_resets": loader.iterator_resets,
+        "shutdown_calls": SHUTDOWN_CALLS[0],
+    }
+    del loader
+    gc.collect()
+    return {"name": params["name"], "params": params, "epochs": epochs, "counts": counts}
+
+
+def error_text(error):
+    """The first line of a message: a worker's error carries the worker's traceback after it."""
+    return type(error).__name__, str(error).split("\n")[0]
+
+
+def run_error_cases(workdir):
+    """The errors whose texts dlreset's begin with, word for word (pids and the exception's
+    type are what differ; dlreset_oracle_tests says how)."""
+    cases = []
+    params = dict(scenarios()[0], num_workers=2, persistent_workers=False, start_method="fork",
+                  prefetch_factor=2, shuffle=False)
+    log_path = os.path.join(workdir, "errors.log")
+
+    def attempt(name, build, **fault):
+        iterator = None
+        try:
+            iterator = iter(build(fault))
+            for _ in iterator:
+                pass
+            cases.append({"name": name, "type": None, "message": "no error"})
+        except Exception as error:  # noqa: BLE001 - the oracle records whatever torch raises
+            kind, text = error_text(error)
+            cases.append({"name": name, "type": kind, "message": text,
+                          "original": str(error).rstrip().split("\n")[-1]})
+        finally:
+            # Left to the garbage collector, the failed iterator's queues may go before it does,
+            # and its workers then wait out their status-check interval (5 s) before exiting.
+            if isinstance(iterator, _MultiProcessingDataLoaderIter):
+                iterator._shutdown_workers()
+            del iterator
+            gc.collect()
+
+    attempt("worker_exception", lambda fault: make_loader(params, log_path, fault), throw_at=3)
+    attempt("worker_killed", lambda fault: make_loader(params, log_path, fault), crash_at=3)
+    attempt("timeout", lambda fault: make_loader(params, log_path, fault, timeout=0.5), hang_at=3)
+    attempt("persistent_without_workers",
+            lambda fault: make_loader(dict(params, num_workers=0, persistent_workers=True), log_path))
+    return cases
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", required=True, help="where to write the trace (JSON)")
+    parser.add_argument("--only", default="", help="run only the scenarios whose name starts so")
+    parser.add_argument("--errors", action="store_true", help="run the error cases instead")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    traces, errors = [], []
+    with tempfile.TemporaryDirectory(prefix="dlreset-oracle-") as workdir:
+        if args.errors:
+            errors = run_error_cases(workdir)
+        else:
+            grid = [params for params in scenarios() if params["name"].startswith(args.only)]
+            for number, params in enumerate(grid, 1):
+                traces.append(run_scenario(params, workdir))
+                print("[%d/%d] %s" % (number, len(grid), params["name"]), file=sys.stderr,
+                      flush=True)
+    trace = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "torch": torch.__version__,
+             "dataset_size": DATASET_SIZE, "batch_size": BATCH_SIZE, "seed": SEED,
+             "scenarios": traces, "errors": errors}
+    with open(args.out, "w") as out:
+        json.dump(trace, out, indent=1)
+        out.write("\n")
+
+
+if __name__ == "__main__":
+    main()
