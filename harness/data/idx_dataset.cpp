@@ -75,11 +75,11 @@ void IdxDataset::load() {
   }
   auto data = std::make_shared<Data>();
   data->images.resize(pixels.size());
-  const float scale = 1.0f / (255.0f * options_.std);
-  const float shift = options_.mean / options_.std;
-  for (std::size_t i = 0; i < pixels.size(); ++i) {
-    data->images[i] = static_cast<float>(pixels[i]) * scale - shift;
-  }
+  // torchvision's ToTensor then Normalize, in float32 and in their order, so that a pixel
+  // rounds as it does there: one value per pixel level, looked up.
+  float level[256];
+  for (int p = 0; p < 256; ++p) level[p] = (static_cast<float>(p) / 255.0f - options_.mean) / options_.std;
+  for (std::size_t i = 0; i < pixels.size(); ++i) data->images[i] = level[pixels[i]];
   data->labels = std::move(labels);
   data_ = std::move(data);
   record_load(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

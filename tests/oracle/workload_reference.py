@@ -19,11 +19,10 @@ def idx(file, header_bytes, item_bytes):  # the first `count` items of a gzip'ed
     with gzip.open(f"{args.data_dir}/{file}.gz") as f:
         return np.frombuffer(f.read(header_bytes + count * item_bytes), np.uint8, offset=header_bytes)
 
-# dlreset's normalisation, in float32 and in its order: pixel * (1 / (255 * std)) - mean / std.
-# torchvision's ((pixel / 255) - mean) / std rounds 159 of the 256 pixel values differently.
+# torchvision's ToTensor and Normalize, in float32: ((pixel / 255) - mean) / std.
 mean, std = np.float32(args.mean), np.float32(args.std)
 pixels = idx("train-images-idx3-ubyte", 16, 28 * 28).astype(np.float32)
-images = torch.from_numpy(pixels * (np.float32(1) / (np.float32(255) * std)) - mean / std).reshape(count, 1, 28, 28)
+images = torch.from_numpy((pixels / np.float32(255) - mean) / std).reshape(count, 1, 28, 28)
 labels = torch.from_numpy(idx("train-labels-idx1-ubyte", 8, 1).astype(np.int64))
 
 class Net(nn.Module):
