@@ -28,7 +28,10 @@ std::string died_message(const std::string& loader, int worker_id, std::int64_t 
   out << "DataLoader worker (pid(s) " << pid << ") exited unexpectedly";
   if (WIFSIGNALED(wait_status)) {
     const int sig = WTERMSIG(wait_status);
-    out << ": it was killed by signal " << sig << " (" << strsignal(sig) << ")";
+    // Torch chains the error above to its SIGCHLD handler's, whose words these are: a user
+    // (and torch's test_segfault) reads "is killed by signal: <name>" in the traceback.
+    out << ": DataLoader worker (pid " << pid << ") is killed by signal: " << strsignal(sig)
+        << " (signal " << sig << ")";
   } else if (WIFEXITED(wait_status)) {
     out << " with exit status " << WEXITSTATUS(wait_status);
   }
