@@ -1,4 +1,4 @@
-// Ports tests of torch 1.13.1's test/test_dataloader.py (TestDataLoader, TestDataLoaderPersistentWorkers, TestIndividualWorkerQueue).
+// Ports tests of torch's test/test_dataloader.py (TestDataLoader, TestDataLoaderPersistentWorkers, TestIndividualWorkerQueue) to dlreset's DataLoader, which mirrors torch 1.13.1.
 //
 // Torch runs TestDataLoader's tests again in TestDataLoaderPersistentWorkers with
 // persistent_workers on (its `_get_data_loader` turns it off again without workers); here every
