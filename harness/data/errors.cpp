@@ -28,15 +28,18 @@ std::string died_message(const std::string& loader, int worker_id, std::int64_t 
   out << "DataLoader worker (pid(s) " << pid << ") exited unexpectedly";
   if (WIFSIGNALED(wait_status)) {
     const int sig = WTERMSIG(wait_status);
-    // Torch chains the error above to its SIGCHLD handler's, whose words these are: a user
-    // (and torch's test_segfault) reads "is killed by signal: <name>" in the traceback.
+    // Torch chains the error above to its SIGCHLD handler's, and raises that one alone when
+    // the signal arrives outside the wait for data; both are torch's words for the same event,
+    // so both are here, word for word ("is killed by signal: Killed. ").
     out << ": DataLoader worker (pid " << pid << ") is killed by signal: " << strsignal(sig)
-        << " (signal " << sig << ")";
-  } else if (WIFEXITED(wait_status)) {
-    out << " with exit status " << WEXITSTATUS(wait_status);
+        << ". It was worker " << worker_id;
+    if (!loader.empty()) out << " of loader '" << loader << "'";
+    out << ", ended by signal " << sig;
+  } else {
+    if (WIFEXITED(wait_status)) out << " with exit status " << WEXITSTATUS(wait_status);
+    out << ". It was worker " << worker_id;
+    if (!loader.empty()) out << " of loader '" << loader << "'";
   }
-  out << ". It was worker " << worker_id;
-  if (!loader.empty()) out << " of loader '" << loader << "'";
   out << "; the iterator cannot go on without it, so ask the DataLoader for a new one.";
   return out.str();
 }
