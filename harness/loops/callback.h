@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <string>
 
 #include "harness/data/batch.h"
@@ -25,8 +26,11 @@ class Callback {
   virtual void on_validation_batch_end(const data::Batch& /*batch*/, std::int64_t /*batch_idx*/,
                                        double /*loss*/) {}
   virtual void on_validation_end(const std::string& /*stage*/) {}
-  /// Before teardown.
+  /// After the data connector's teardown (`_post_dispatch`), as in Lightning 1.5.
   virtual void on_fit_end() {}
+  /// An exception is leaving `Trainer::fit` (`_call_and_handle_interrupt`); it goes on after
+  /// the hooks.
+  virtual void on_exception(const std::exception& /*exception*/) {}
 };
 
 }  // namespace dlreset::loops

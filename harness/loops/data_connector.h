@@ -5,6 +5,7 @@
 #include <string>
 
 #include "harness/loops/fetching.h"
+#include "harness/loops/states.h"
 #include "harness/trace/traced.h"
 
 namespace dlreset::loops {
@@ -18,14 +19,15 @@ class DataConnector {
  public:
   DataConnector(Trainer& trainer, DataFetcherFactory select_data_fetcher);
 
-  /// `stage` is "train", "validate", "sanity_check" or "test".
+  /// Lightning reads the stage from `trainer.state.stage`; dlreset's loops pass it.
   DLRESET_TRACED std::shared_ptr<AbstractDataFetcher> get_profiled_dataloader(
-      std::shared_ptr<data::BatchIterable> dataloader, const std::string& stage);
+      std::shared_ptr<data::BatchIterable> dataloader, RunningStage stage);
   /// Tears down the kept fetchers: train, validate, test, sanity_check, in Lightning's order.
   DLRESET_TRACED void teardown();
 
  private:
-  std::shared_ptr<AbstractDataFetcher>& fetcher_of(const std::string& stage);
+  /// `{stage}_data_fetcher`
+  std::shared_ptr<AbstractDataFetcher>& fetcher_of(RunningStage stage);
 
   Trainer& trainer_;
   DataFetcherFactory select_data_fetcher_;

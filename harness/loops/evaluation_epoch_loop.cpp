@@ -18,10 +18,16 @@ void EvaluationEpochLoop::on_run_start(const RunArgs& args) {
 
 void EvaluationEpochLoop::advance(const RunArgs& /*args*/) {
   auto [batch_idx, fetched] = dataloader_iter_->next();
+  {
+    profiler::ProfileScope scope(trainer_->profiler(), "evaluation_batch_to_device");
+    fetched.batch = trainer_->lightning_module().transfer_batch_to_device(std::move(fetched.batch));
+  }
   ++batches_ready_;
   double loss = 0.0;
   {
-    profiler::ProfileScope scope(trainer_->profiler(), "evaluation_step");
+    profiler::ProfileScope scope(trainer_->profiler(), "evaluation_step_and_end");
+    // `_evaluation_step`: the accelerator's `validation_step` opens its own action.
+    profiler::ProfileScope step(trainer_->profiler(), "validation_step");
     loss = trainer_->lightning_module().validation_step(fetched.batch, batch_idx);
   }
   ++batches_completed_;

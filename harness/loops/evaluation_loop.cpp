@@ -21,7 +21,7 @@ std::int64_t EvaluationLoop::max_batches() const {
 bool EvaluationLoop::skip() const { return num_dataloaders() == 0 || max_batches() <= 0; }
 
 void EvaluationLoop::on_run_start(const RunArgs& /*args*/) {
-  const std::string stage = trainer_->stage();
+  const std::string stage = value(*trainer_->stage());
   const std::int64_t batches = max_batches();
   trainer_->call_hook([&](Callback& callback) { callback.on_validation_start(stage, batches); });
 }
@@ -29,12 +29,12 @@ void EvaluationLoop::on_run_start(const RunArgs& /*args*/) {
 void EvaluationLoop::advance(const RunArgs& /*args*/) {
   const int dataloader_idx = current_dataloader_idx_;
   std::shared_ptr<AbstractDataFetcher> data_fetcher =
-      trainer_->data_connector().get_profiled_dataloader(trainer_->val_dataloader(), trainer_->stage());
+      trainer_->data_connector().get_profiled_dataloader(trainer_->val_dataloader(), *trainer_->stage());
   epoch_loop_.run(RunArgs{data_fetcher, dataloader_idx, max_batches()});
 }
 
 void EvaluationLoop::on_run_end() {
-  const std::string stage = trainer_->stage();
+  const std::string stage = value(*trainer_->stage());
   trainer_->call_hook([&](Callback& callback) { callback.on_validation_end(stage); });
 }
 

@@ -1,13 +1,14 @@
 // Mirrors pytorch_lightning/utilities/fetching.py @ 1.5.0: the parts 1.5.0 and 1.5.1 share.
 #include "harness/loops/fetching.h"
 
+#include <optional>
 #include <stdexcept>
 
 #include "harness/loops/base.h"
 
 namespace dlreset::loops {
 
-AbstractDataFetcher::AbstractDataFetcher(int prefetch_batches) : prefetch_batches_(prefetch_batches) {
+AbstractDataFetcher::AbstractDataFetcher(int prefetch_batches) : prefetch_batches_(prefetch_batches + 1) {
   if (prefetch_batches < 0) {
     throw std::invalid_argument("`prefetch_batches` should at least be 0, got " +
                                 std::to_string(prefetch_batches) + ".");
@@ -32,12 +33,6 @@ void AbstractDataFetcher::iter() {
   prefetching();
 }
 
-FetchResult AbstractDataFetcher::next() {
-  if (setup_.profiler == nullptr) return fetching_function();
-  profiler::ProfileScope scope(*setup_.profiler, "get_" + setup_.stage + "_batch");
-  return fetching_function();
-}
-
 void DataFetcher::prefetching() {
   for (int i = 0; i < prefetch_batches_; ++i) {
     try {
@@ -49,26 +44,46 @@ void DataFetcher::prefetching() {
 }
 
 void DataFetcher::fetch_next_batch() {
-  std::optional<data::Batch> batch = dataloader_iter_->next();
+  std::optional<profiler::ProfileScope> get_batch;
+  if (setup_.profiler != nullptr) get_batch.emplace(*setup_.profiler, "get_" + setup_.stage + "_batch");
+  std::optional<data::Batch> batch;
+  {
+    std::optional<profiler::ProfileScope> fetch_next;
+    if (setup_.profiler != nullptr) {
+      fetch_next.emplace(*setup_.profiler, "fetch_next_" + setup_.stage + "_batch");
+    }
+    batch = dataloader_iter_->next();
+  }
   if (!batch) throw StopIteration{};
   ++fetched_;
   batches_.push_back(std::move(*batch));
 }
 
-FetchResult DataFetcher::fetching_function() {
-  if (batches_.empty()) throw StopIteration{};  // empty iterator, no prefetching done
-  data::Batch batch = std::move(batches_.front());
+FetchResult DataFetcher::get_queued_batch() {
+  FetchResult result;
+  result.batch = std::move(batches_.front());
   batches_.pop_front();
-  if (!done_) {
-    try {
-      fetch_next_batch();
-    } catch (const StopIteration&) {
-      done_ = true;
-    }
+  result.is_last = batches_.empty();
+  return result;
+}
+
+FetchResult DataFetcher::fetching_function() {
+  if (done_) {
+    if (!batches_.empty()) return get_queued_batch();
+    throw StopIteration{};
+  }
+  if (batches_.empty()) throw StopIteration{};  // empty iterator, no prefetching done
+  data::Batch yield_batch = std::move(batches_.front());
+  batches_.pop_front();
+  try {
+    fetch_next_batch();
+  } catch (const StopIteration&) {
+    batches_.push_front(std::move(yield_batch));
+    done_ = true;
+    return get_queued_batch();
   }
   FetchResult result;
-  result.is_last = batches_.empty();
-  result.batch = setup_.batch_to_device ? setup_.batch_to_device(std::move(batch)) : std::move(batch);
+  result.batch = std::move(yield_batch);
   return result;
 }
 

@@ -21,17 +21,22 @@ struct FetchResult {
   bool is_last = false;
 };
 
-/// The arguments of `setup()` besides the dataloader.
+/// The arguments of `setup()` besides the dataloader. (Lightning's also takes a
+/// `batch_to_device`, which its DataFetcher uses only with `store_on_device`; 1.5's loops move
+/// the batch themselves, after `next()`.)
 struct FetcherSetup {
-  std::string stage = "train";  ///< Names the profiler action: get_<stage>_batch.
+  /// `RunningStage`'s value; names the profiler actions get_<stage>_batch and
+  /// fetch_next_<stage>_batch.
+  std::string stage = "train";
   profiler::Profiler* profiler = nullptr;
-  std::function<data::Batch(data::Batch)> batch_to_device;
 };
 
 /// Lightning's AbstractDataFetcher. The loops call only `iter()` (Python's `__iter__`),
 /// `next()` (`__next__`), `reset()` and `teardown()`: that is the seam between variants.
 class AbstractDataFetcher {
  public:
+  /// Keeps `prefetch_batches + 1` batches fetched ahead, as Lightning does: one more than asked,
+  /// which is how the fetcher knows the last batch.
   explicit AbstractDataFetcher(int prefetch_batches = 0);
   virtual ~AbstractDataFetcher() = default;
   AbstractDataFetcher(const AbstractDataFetcher&) = delete;
@@ -43,7 +48,7 @@ class AbstractDataFetcher {
   /// happens every epoch.
   DLRESET_TRACED virtual void iter();
   /// `__next__`: the next batch and whether it is the last; throws StopIteration at the end.
-  FetchResult next();
+  FetchResult next() { return fetching_function(); }
   /// 1.5.0: clears the counters *and* shuts the loader's workers down and nulls its iterator.
   /// 1.5.1: clears the counters only.
   virtual void reset() = 0;
@@ -55,6 +60,7 @@ class AbstractDataFetcher {
   data::BatchIterable& dataloader() const;
 
  protected:
+  /// Fetches `prefetch_batches_` batches, from `__iter__`: the first waits for new workers.
   virtual void prefetching() = 0;
   virtual FetchResult fetching_function() = 0;
 
@@ -64,6 +70,7 @@ class AbstractDataFetcher {
     return dynamic_cast<T*>(dataloader_.get());
   }
 
+  /// The user's value + 1, as Lightning stores it.
   int prefetch_batches_;
   std::shared_ptr<data::BatchIterable> dataloader_;
   /// `self.dataloader_iter`: holding it keeps the loader's iterator (and its workers) alive,
@@ -78,12 +85,18 @@ class AbstractDataFetcher {
 /// The variants derive from it and give `reset()` and `teardown()`.
 class DataFetcher : public AbstractDataFetcher {
  public:
-  explicit DataFetcher(int prefetch_batches = 1) : AbstractDataFetcher(prefetch_batches) {}
+  explicit DataFetcher(int prefetch_batches = 0) : AbstractDataFetcher(prefetch_batches) {}
 
  protected:
   void prefetching() override;
   FetchResult fetching_function() override;
+  /// `_fetch_next_batch`: `next()` on the loader's iterator inside the profiler's
+  /// `get_<stage>_batch` and, nested, `fetch_next_<stage>_batch`. It runs from the prefetch in
+  /// `__iter__` too, so an epoch of N batches opens each N + 1 times (the last finds the end),
+  /// and under the bug the wait for the new workers lands in the first.
   void fetch_next_batch();
+  /// `_get_queued_batch`
+  FetchResult get_queued_batch();
 
   std::deque<data::Batch> batches_;
 };

@@ -9,6 +9,10 @@ namespace dlreset::loops {
 
 FitLoop::FitLoop(int max_epochs) : max_epochs_(max_epochs) {}
 
+bool FitLoop::done() const {
+  return current_epoch_ >= max_epochs_ || trainer_->num_training_batches() == 0;
+}
+
 void FitLoop::connect_trainer(Trainer* trainer) {
   Loop::connect_trainer(trainer);
   epoch_loop_.connect_trainer(trainer);
@@ -18,12 +22,12 @@ void FitLoop::on_run_start(const RunArgs& /*args*/) { current_epoch_ = 0; }
 
 void FitLoop::on_advance_start(const RunArgs& /*args*/) {
   trainer_->set_current_epoch(current_epoch_);
-  trainer_->set_stage("train");
+  trainer_->set_stage(RunningStage::training);
 }
 
 void FitLoop::advance(const RunArgs& /*args*/) {
   std::shared_ptr<AbstractDataFetcher> data_fetcher =
-      trainer_->data_connector().get_profiled_dataloader(trainer_->train_dataloader(), "train");
+      trainer_->data_connector().get_profiled_dataloader(trainer_->train_dataloader(), RunningStage::training);
   profiler::ProfileScope scope(trainer_->profiler(), "run_training_epoch");
   epoch_loop_.run(RunArgs{data_fetcher});
 }

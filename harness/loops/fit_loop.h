@@ -11,7 +11,11 @@ class FitLoop : public Loop {
  public:
   explicit FitLoop(int max_epochs);
 
-  bool done() const override { return current_epoch_ >= max_epochs_; }
+  /// max_epochs reached, or nothing to train on (`num_training_batches == 0`: an empty train
+  /// loader or limit_train_batches 0), as in 1.5.0; then not even the train workers start.
+  bool done() const override;
+  /// `skip`: done before the first epoch.
+  bool skip() const override { return done(); }
   void reset() override {}
   void on_run_start(const RunArgs& args) override;
   void on_advance_start(const RunArgs& args) override;

@@ -2,6 +2,7 @@
 #include "harness/loops/supporters.h"
 
 #include "harness/data/multi_processing_dataloader_iter.h"
+#include "harness/loops/apply_func.h"
 
 namespace dlreset::loops {
 
@@ -34,7 +35,7 @@ void CombinedLoader::shutdown_workers_and_reset_iterator(data::DataLoader& datal
 
 void CombinedLoader::reset() {
   if (iterator_) iterator_->drop_loader_iters();
-  if (loaders_) shutdown_workers_and_reset_iterator(*loaders_);
+  if (loaders_) apply_to_collection(*loaders_, &CombinedLoader::shutdown_workers_and_reset_iterator);
   iterator_ = nullptr;
 }
 

@@ -1,4 +1,4 @@
-// Mirrors pytorch_lightning/trainer/trainer.py @ 1.5.0.
+// Mirrors pytorch_lightning/trainer/trainer.py @ 1.5.0: fit and what it calls, down to the fit loop.
 #include "harness/loops/trainer.h"
 
 #include <algorithm>
@@ -50,10 +50,10 @@ std::int64_t Trainer::num_sanity_val_batches() const {
 EvaluationLoop& Trainer::evaluation_loop() { return fit_loop_->epoch_loop().val_loop(); }
 
 void Trainer::update_event_context() {
-  trace::EventLog::global().set_context({current_epoch_, phase_, stage_});
+  trace::EventLog::global().set_context({current_epoch_, phase_, stage_ ? value(*stage_) : ""});
 }
 
-void Trainer::set_stage(const std::string& stage) {
+void Trainer::set_stage(std::optional<RunningStage> stage) {
   stage_ = stage;
   update_event_context();
 }
@@ -66,26 +66,62 @@ void Trainer::set_current_epoch(int epoch) {
 void Trainer::fit(LightningModule& model, std::shared_ptr<data::DataLoader> train_dataloader,
                   std::shared_ptr<data::DataLoader> val_dataloader) {
   if (!train_dataloader) throw std::invalid_argument("fit() needs a train dataloader.");
-  model_ = &model;
-  train_dataloader_ = std::make_shared<CombinedLoader>(std::move(train_dataloader));
-  val_dataloader_ = std::move(val_dataloader);
+  fit_args_ = FitArgs{&model, std::move(train_dataloader), std::move(val_dataloader)};
+  call_and_handle_interrupt(&Trainer::fit_impl);
+}
+
+void Trainer::call_and_handle_interrupt(void (Trainer::*trainer_fn)()) {
+  try {
+    (this->*trainer_fn)();
+  } catch (const std::exception& exception) {
+    status_ = TrainerStatus::interrupted;
+    set_stage(std::nullopt);
+    call_hook([&](Callback& callback) { callback.on_exception(exception); });
+    throw;
+  } catch (...) {
+    status_ = TrainerStatus::interrupted;
+    set_stage(std::nullopt);
+    throw;
+  }
+}
+
+void Trainer::fit_impl() {
+  status_ = TrainerStatus::running;
+  // `_data_connector.attach_data`
+  model_ = fit_args_.model;
+  train_dataloader_ = std::make_shared<CombinedLoader>(std::move(fit_args_.train_dataloader));
+  val_dataloader_ = std::move(fit_args_.val_dataloader);
+  fit_args_ = FitArgs{};
   phase_ = "fit";
   current_epoch_ = 0;
-  set_stage("train");
-  run_train();
-  call_hook([](Callback& callback) { callback.on_fit_end(); });
+  run();
+}
+
+void Trainer::run() {
+  dispatch();
   post_dispatch();
+  call_hook([](Callback& callback) { callback.on_fit_end(); });
+  if (status_ != TrainerStatus::interrupted) status_ = TrainerStatus::finished;
+  set_stage(std::nullopt);
+}
+
+void Trainer::dispatch() { training_type_plugin_.start_training(*this); }
+
+void Trainer::run_stage() {
+  // `__setup_profiler`: the report is titled with the entry point ("FIT Profiler Report").
+  profiler_->setup(value(TrainerFn::fitting));
+  run_train();
 }
 
 void Trainer::run_train() {
   run_sanity_check();
-  set_stage("train");
+  set_stage(RunningStage::training);
   fit_loop_->run();
 }
 
 void Trainer::run_sanity_check() {
   if (num_sanity_val_batches() <= 0) return;
-  set_stage("sanity_check");
+  set_stage(RunningStage::sanity_checking);
   call_hook([](Callback& callback) { callback.on_sanity_check_start(); });
   evaluation_loop().run();
   call_hook([](Callback& callback) { callback.on_sanity_check_end(); });

@@ -32,6 +32,10 @@ void TrainingEpochLoop::on_run_start(const RunArgs& args) {
 void TrainingEpochLoop::advance(const RunArgs& /*args*/) {
   auto [batch_idx, fetched] = dataloader_iter_->next();
   is_last_batch_ = fetched.is_last;
+  {
+    profiler::ProfileScope scope(trainer_->profiler(), "training_batch_to_device");
+    fetched.batch = trainer_->lightning_module().transfer_batch_to_device(std::move(fetched.batch));
+  }
   ++batches_ready_;
   double loss = 0.0;
   {
@@ -53,9 +57,9 @@ void TrainingEpochLoop::on_advance_end() {
 }
 
 void TrainingEpochLoop::run_validation() {
-  trainer_->set_stage("validate");
+  trainer_->set_stage(RunningStage::validating);
   val_loop_->run();
-  trainer_->set_stage("train");
+  trainer_->set_stage(RunningStage::training);
 }
 
 void TrainingEpochLoop::on_run_end() {

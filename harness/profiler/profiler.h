@@ -9,6 +9,8 @@ namespace dlreset::profiler {
 class Profiler {
  public:
   virtual ~Profiler() = default;
+  /// `setup(stage)`: the trainer tells which entry point runs ("fit").
+  virtual void setup(const std::string& /*stage*/) {}
   virtual void start(const std::string& action) = 0;
   virtual void stop(const std::string& action) = 0;
   /// A printable report; empty for a profiler that records nothing.

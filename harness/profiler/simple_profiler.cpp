@@ -4,16 +4,35 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <stdexcept>
 
 namespace dlreset::profiler {
 
+namespace {
+
+/// Python's f"{value:.5}": 5 significant digits, as %g, but a fixed-point number keeps a digit
+/// after the point ("100.0", not "100").
+std::string python_short(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.5g", value);
+  std::string out = text;
+  if (out.find_first_of(".en") == std::string::npos) out += ".0";
+  return out;
+}
+
+/// One row: f"{sep}{action:<{max_key}s}\t|  {mean:<15}\t|{num_calls:<15}\t|  {total:<15}\t|  {per:<15}\t|"
+std::string log_row(std::size_t max_key, const std::string& action, const std::string& mean,
+                    const std::string& num_calls, const std::string& total, const std::string& per) {
+  return fmt::format("\n{:<{}}\t|  {:<15}\t|{:<15}\t|  {:<15}\t|  {:<15}\t|", action, max_key, mean,
+                     num_calls, total, per);
+}
+
+}  // namespace
+
 void SimpleProfiler::start(const std::string& action) {
   const auto now = Clock::now();
-  if (!started_) {
-    first_start_ = now;
-    started_ = true;
-  }
   if (!current_.emplace(action, now).second) {
     throw std::logic_error("SimpleProfiler: action '" + action +
                            "' was started while it was already running; stop it first.");
@@ -43,20 +62,29 @@ std::vector<SimpleProfiler::ActionStats> SimpleProfiler::stats() const {
 }
 
 std::string SimpleProfiler::summary() const {
-  const double wall =
-      started_ ? std::chrono::duration<double>(Clock::now() - first_start_).count() : 0.0;
-  std::string out = "Profiler Report\n\n";
-  out += fmt::format("{:<34} | {:>18} | {:>9} | {:>14} | {:>12}\n", "Action", "Mean duration (s)",
-                     "Num calls", "Total time (s)", "Percentage %");
-  out += std::string(99, '-') + "\n";
-  out += fmt::format("{:<34} | {:>18} | {:>9} | {:>14.5f} | {:>12.1f}\n", "Total", "-", "-", wall,
-                     100.0);
-  for (const ActionStats& stats : this->stats()) {
-    out += fmt::format("{:<34} | {:>18.5f} | {:>9} | {:>14.5f} | {:>12.1f}\n", stats.action,
-                       stats.mean_s(), stats.calls, stats.total_s,
-                       wall > 0 ? 100.0 * stats.total_s / wall : 0.0);
+  std::string out;
+  if (!stage_.empty()) {
+    std::string title = stage_;
+    for (char& c : title) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    out += title + " ";
   }
-  return out;
+  out += "Profiler Report\n";
+  if (recorded_.empty()) return out + "\n";
+  const double wall = std::chrono::duration<double>(Clock::now() - created_).count();
+  std::size_t max_key = 0;
+  for (const auto& entry : recorded_) max_key = std::max(max_key, entry.first.size());
+  out += log_row(max_key, "Action", "Mean duration (s)", "Num calls", "Total time (s)", "Percentage %");
+  // Lightning's rule is as long as everything written so far, the title included.
+  const std::string rule = "\n" + std::string(out.size(), '-');
+  out += rule;
+  out += log_row(max_key, "Total", "-", "_", python_short(wall), "100 %");
+  out += rule;
+  // stats() is sorted by total time, which orders the shares of one wall time alike.
+  for (const ActionStats& stats : this->stats()) {
+    out += log_row(max_key, stats.action, python_short(stats.mean_s()), std::to_string(stats.calls),
+                   python_short(stats.total_s), python_short(wall > 0 ? 100.0 * stats.total_s / wall : 0.0));
+  }
+  return out + "\n";
 }
 
 }  // namespace dlreset::profiler

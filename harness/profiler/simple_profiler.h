@@ -22,10 +22,15 @@ class SimpleProfiler : public Profiler {
     double mean_s() const { return calls > 0 ? total_s / static_cast<double>(calls) : 0.0; }
   };
 
+  /// The report's total is the time since the profiler was made, as Lightning's.
+  SimpleProfiler() : created_(Clock::now()) {}
+  /// Titles the report: "fit" gives "FIT Profiler Report".
+  void setup(const std::string& stage) override { stage_ = stage; }
   void start(const std::string& action) override;
   void stop(const std::string& action) override;
-  /// Lightning's table: Action | Mean duration (s) | Num calls | Total time (s) | Percentage %,
-  /// sorted by total time, percentages of the whole profiled run.
+  /// Lightning's report, laid out as its SimpleProfiler(extended=True) writes it: "FIT Profiler
+  /// Report", then Action | Mean duration (s) | Num calls | Total time (s) | Percentage %, a
+  /// Total row, and the actions by their share of the time since the profiler was made.
   std::string summary() const override;
 
   /// Per action, sorted by total time (longest first).
@@ -35,8 +40,8 @@ class SimpleProfiler : public Profiler {
   using Clock = std::chrono::steady_clock;
   std::map<std::string, Clock::time_point> current_;
   std::map<std::string, ActionStats> recorded_;
-  Clock::time_point first_start_{};
-  bool started_ = false;
+  Clock::time_point created_;
+  std::string stage_;
 };
 
 }  // namespace dlreset::profiler

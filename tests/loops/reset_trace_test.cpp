@@ -73,9 +73,13 @@ TEST(BuggyResetTrace, TrainResetReadsLikeTheBugReport) {
   ASSERT_TRUE(reset->stack);
   expect_frames_in_order(reset->stack->frames(),
                          {"CombinedLoader::shutdown_workers_and_reset_iterator",
+                          "apply_to_collection", "CombinedLoader::reset",
                           "repro::DataFetcher::reset", "AbstractDataFetcher::iter",
                           "update_dataloader_iter", "TrainingEpochLoop::on_run_start",
-                          "Loop::run", "FitLoop::advance", "Loop::run", "Trainer::run_train"});
+                          "Loop::run", "FitLoop::advance", "Loop::run", "Trainer::run_train",
+                          "Trainer::run_stage", "TrainingTypePlugin::start_training",
+                          "Trainer::dispatch", "Trainer::run", "Trainer::fit_impl",
+                          "Trainer::call_and_handle_interrupt", "Trainer::fit"});
 }
 
 TEST(BuggyResetTrace, ValidationResetComesFromTheEvaluationEpochLoop) {
@@ -102,7 +106,7 @@ TEST(FixedResetTrace, OnlyTeardownNullsTheIterators) {
   expect_frames_in_order(reset->stack->frames(),
                          {"CombinedLoader::shutdown_workers_and_reset_iterator",
                           "fixed::DataFetcher::teardown", "DataConnector::teardown",
-                          "Trainer::post_dispatch"});
+                          "Trainer::post_dispatch", "Trainer::run", "Trainer::fit"});
 }
 
 TEST(ResetTraceFrames, AreProjectFilesWithLines) {
