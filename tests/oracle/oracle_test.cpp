@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -18,6 +19,7 @@
 #include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/data/probe_dataset.h"
 #include "harness/data/synthetic_dataset.h"
+#include "harness/trace/event_log.h"
 #include "tests/support/command.h"
 #include "tests/support/python_torch.h"
 
@@ -107,7 +109,17 @@ std::int64_t num_workers_of(const RawBatch& batch, std::size_t i) {
 std::int64_t seed_of(const RawBatch& batch, std::size_t i) { return batch.labels[i]; }
 
 /// The script's run_scenario, through dlreset's DataLoader.
+/// Dataset loads per worker id ("-1": the main process), from the event log.
+json loads_by_worker() {
+  std::map<std::string, int> loads;
+  for (const trace::Event& event : trace::EventLog::global().events()) {
+    if (event.kind == trace::EventKind::dataset_loaded) ++loads[std::to_string(event.worker_id)];
+  }
+  return json(loads);
+}
+
 json dlreset_scenario(const json& trace, const json& params) {
+  trace::EventLog::global().clear();
   DataLoader loader(std::make_shared<ProbeDataset>(trace.at("dataset_size").get<std::int64_t>()),
                     loader_options(trace, params));
   json epochs = json::array();
@@ -151,6 +163,7 @@ json dlreset_scenario(const json& trace, const json& params) {
           {"counts",
            {{"worker_spawns", counts.worker_spawns},
             {"dataset_loads", counts.dataset_loads},
+            {"dataset_loads_by_worker", loads_by_worker()},
             {"iterators_created", counts.iterators_created},
             {"iterator_resets", counts.iterator_resets},
             {"shutdown_calls", counts.shutdown_calls}}}};

@@ -81,11 +81,24 @@ class Log:
         with open(self.path, "a") as out:
             out.write(line + "\n")
 
-    def count(self, word):
+    def lines(self):
         if not os.path.exists(self.path):
-            return 0
+            return []
         with open(self.path) as lines:
-            return sum(1 for line in lines if line.split()[0] == word)
+            return [line.split() for line in lines]
+
+    def count(self, word):
+        return sum(1 for line in self.lines() if line[0] == word)
+
+    def loads_by_worker(self):
+        """Dataset loads per worker id ("-1": the main process), over the whole scenario."""
+        worker_of = {line[1]: line[2] for line in self.lines() if line[0] == "start"}
+        loads = {}
+        for line in self.lines():
+            if line[0] == "load":
+                worker = worker_of.get(line[1], "-1")
+                loads[worker] = loads.get(worker, 0) + 1
+        return loads
 
 
 class ProbeDataset(Dataset):
@@ -240,6 +253,7 @@ def run_scenario(params, workdir):
     counts = {
         "worker_spawns": Log(log_path).count("start"),
         "dataset_loads": Log(log_path).count("load"),
+        "dataset_loads_by_worker": Log(log_path).loads_by_worker(),
         "iterators_created": loader.iterators_created,
         "iterator_resets": loader.iterator_resets,
         "shutdown_calls": SHUTDOWN_CALLS[0],
