@@ -8,7 +8,7 @@
 #include "bench/support/memory_sampler.h"
 #include "harness/data/data_loader.h"
 #include "harness/data/idx_dataset.h"
-#include "harness/variants/fit_report.h"
+#include "app/variants/fit_report.h"
 #include "harness/workload/fashion_mnist_module.h"
 
 namespace dlreset::bench {

@@ -33,7 +33,7 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/dlresetConfigVersion.cmak
 install(FILES ${PROJECT_BINARY_DIR}/dlresetConfig.cmake ${PROJECT_BINARY_DIR}/dlresetConfigVersion.cmake
   DESTINATION ${dlreset_cmake_dir})
 
-# The command (installed by harness/app), its man page and its bash completion, written by the
+# The command (installed by app/), its man page and its bash completion, written by the
 # built binary from the same CLI11 definitions as --help; the man page compressed as Debian
 # wants it (no name, no timestamp). A sanitizer build skips them: its binary would need the
 # sanitizer's run-time options to run at build time, and it is for tests, not for installing.

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/app/cli.h"
+#include "app/cli.h"
 #include "harness/data/idx_reader.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/process_census.h"

@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-#include "harness/variants/fit_report.h"
+#include "app/variants/fit_report.h"
 #include "harness/workload/fashion_mnist_module.h"
 #include "tests/support/fixtures.h"
 

@@ -3,7 +3,7 @@
 // resetting, these tests fail too.
 #include <gtest/gtest.h>
 
-#include "harness/variants/fit_report.h"
+#include "app/variants/fit_report.h"
 #include "tests/loops/probe_module.h"
 #include "tests/support/fixtures.h"
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/trace/event_log.h"
-#include "harness/variants/fit_report.h"
+#include "app/variants/fit_report.h"
 #include "tests/loops/probe_module.h"
 #include "tests/support/fixtures.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "harness/profiler/simple_profiler.h"
-#include "harness/variants/fit_report.h"
+#include "app/variants/fit_report.h"
 #include "tests/loops/probe_module.h"
 #include "tests/support/fixtures.h"
 

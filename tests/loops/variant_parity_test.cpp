@@ -2,7 +2,7 @@
 // same order and gets bit-identical losses.
 #include <gtest/gtest.h>
 
-#include "harness/variants/fit_report.h"
+#include "app/variants/fit_report.h"
 #include "harness/workload/fashion_mnist_module.h"
 #include "tests/support/fixtures.h"
 

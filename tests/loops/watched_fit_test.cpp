@@ -6,7 +6,7 @@
 
 #include "harness/testing/failure_capture.h"
 #include "harness/testing/loader_matchers.h"
-#include "harness/variants/fit_report.h"
+#include "app/variants/fit_report.h"
 #include "tests/loops/probe_module.h"
 #include "tests/support/fixtures.h"
 

@@ -4,7 +4,7 @@
 // call of the iterator's shutdown_workers, including calls that find nothing to do.
 #include <gtest/gtest.h>
 
-#include "harness/variants/fit_report.h"
+#include "app/variants/fit_report.h"
 #include "tests/loops/probe_module.h"
 #include "tests/support/fixtures.h"
 

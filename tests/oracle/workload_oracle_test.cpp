@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "harness/app/run_options.h"
+#include "app/run_options.h"
 #include "harness/data/data_loader.h"
 #include "harness/data/idx_dataset.h"
 #include "harness/loops/callback.h"
 #include "harness/loops/trainer_options.h"
-#include "harness/loops/vanilla_fit.h"
+#include "app/variants/vanilla_fit.h"
 #include "harness/workload/fashion_mnist_module.h"
 #include "tests/support/command.h"
 #include "tests/support/fixtures.h"
@@ -91,7 +91,7 @@ Trajectory run_dlreset(const app::RunOptions& run) {
   trainer.max_epochs = 1;
   trainer.limit_train_batches = kBatches;
   trainer.callbacks = {&recorder};
-  loops::vanilla_fit(model, train, /*val_dataloader=*/nullptr, trainer);
+  variants::vanilla_fit(model, train, /*val_dataloader=*/nullptr, trainer);
   return result;
 }
 

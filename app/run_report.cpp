@@ -1,4 +1,4 @@
-#include "harness/app/run_report.h"
+#include "app/run_report.h"
 
 #include <fmt/format.h>
 
@@ -102,12 +102,12 @@ nlohmann::json to_json(const variants::FitReport& report, const RunContext& cont
   nlohmann::json val_loss = nlohmann::json::array();
   nlohmann::json samples = nlohmann::json::array();
   nlohmann::json digests = nlohmann::json::array();
-  for (const loops::EpochRecord& epoch : report.epochs) {
+  for (const variants::EpochRecord& epoch : report.epochs) {
     epoch_s.push_back(epoch.seconds);
     loss.push_back(epoch.train_loss);
     val_loss.push_back(epoch.val_loss);
     samples.push_back(epoch.train_samples);
-    digests.push_back(loops::RunRecorder::hex(epoch.train_order_digest));
+    digests.push_back(variants::RunRecorder::hex(epoch.train_order_digest));
   }
   json["epoch_s"] = epoch_s;
   json["loss_per_epoch"] = loss;
@@ -141,7 +141,7 @@ std::string summary_table(const variants::FitReport& report, const RunContext& c
   out += fmt::format("{:>5}  {:>9}  {:>10}  {:>10}  {:>8}\n", "epoch", "seconds", "train_loss",
                      "val_loss", "samples");
   for (std::size_t e = 0; e < report.epochs.size(); ++e) {
-    const loops::EpochRecord& epoch = report.epochs[e];
+    const variants::EpochRecord& epoch = report.epochs[e];
     out += fmt::format("{:>5}  {:>9.3f}  {:>10.4f}  {:>10.4f}  {:>8}\n", e, epoch.seconds,
                        epoch.train_loss, epoch.val_loss, epoch.train_samples);
   }

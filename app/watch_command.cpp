@@ -1,4 +1,4 @@
-#include "harness/app/watch_command.h"
+#include "app/watch_command.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <optional>
 #include <regex>
 
-#include "harness/app/run_report.h"
+#include "app/run_report.h"
 #include "watch/generations.h"
 #include "watch/watch_report.h"
 #include "watch/worker_classifier.h"

@@ -1,11 +1,11 @@
 // dlreset's bash completion, written from the CLI11 app.
-#include "harness/app/bash_completion.h"
+#include "app/bash_completion.h"
 
 #include <CLI/CLI.hpp>
 
 #include <sstream>
 
-#include "harness/app/man_page.h"
+#include "app/man_page.h"
 
 namespace dlreset::app {
 

@@ -1,6 +1,6 @@
-#include "harness/app/fashion_fit.h"
+#include "app/fashion_fit.h"
 
-#include "harness/app/embedded_sources.h"
+#include "app/embedded_sources.h"
 #include "harness/data/data_loader.h"
 #include "harness/data/idx_dataset.h"
 #include "harness/workload/fashion_mnist_module.h"

@@ -3,10 +3,10 @@
 #include <fstream>
 #include <iostream>
 
-#include "harness/app/fashion_fit.h"
-#include "harness/app/progress_bar.h"
-#include "harness/app/run_options.h"
-#include "harness/app/run_report.h"
+#include "app/fashion_fit.h"
+#include "app/progress_bar.h"
+#include "app/run_options.h"
+#include "app/run_report.h"
 #include "harness/profiler/simple_profiler.h"
 
 namespace dlreset::app {

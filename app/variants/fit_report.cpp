@@ -1,4 +1,4 @@
-#include "harness/variants/fit_report.h"
+#include "app/variants/fit_report.h"
 
 #include <chrono>
 
@@ -29,7 +29,7 @@ FitReport run_fit(Variant variant, loops::LightningModule& model,
   trace::EventLog& log = trace::EventLog::global();
   log.clear();
   const double origin_s = log.origin_s();
-  loops::RunRecorder recorder;
+  RunRecorder recorder;
   options.callbacks.insert(options.callbacks.begin(), &recorder);
   const auto start = std::chrono::steady_clock::now();
   fit(variant, model, train_dataloader, val_dataloader, std::move(options));

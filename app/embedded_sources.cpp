@@ -1,4 +1,4 @@
-#include "harness/app/embedded_sources.h"
+#include "app/embedded_sources.h"
 
 #include <fmt/format.h>
 

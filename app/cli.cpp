@@ -1,4 +1,4 @@
-#include "harness/app/cli.h"
+#include "app/cli.h"
 
 #include <CLI/CLI.hpp>
 #include <unistd.h>
@@ -16,12 +16,12 @@
 
 #include <torch/version.h>
 
-#include "harness/app/bash_completion.h"
-#include "harness/app/demo_command.h"
-#include "harness/app/man_page.h"
-#include "harness/app/run_options.h"
-#include "harness/app/signal_guard.h"
-#include "harness/app/watch_command.h"
+#include "app/bash_completion.h"
+#include "app/demo_command.h"
+#include "app/man_page.h"
+#include "app/run_options.h"
+#include "app/signal_guard.h"
+#include "app/watch_command.h"
 #include "harness/data/errors.h"
 #include "harness/data/interrupt.h"
 #include "harness/workload/device.h"
@@ -349,7 +349,7 @@ int main_cli(int argc, char** argv) {
   CLI::App app{"dlreset: reproduce, measure and guard against the DataLoader worker reset of "
                "PyTorch Lightning 1.5.0 (issue #10389)"};
   app.name("dlreset");
-  // DLRESET_VERSION is the CMake project's version (harness/app/CMakeLists.txt).
+  // DLRESET_VERSION is the CMake project's version (app/CMakeLists.txt).
   const std::string version = "dlreset " DLRESET_VERSION;
   app.set_version_flag("--version", version + " (built with LibTorch " TORCH_VERSION ")");
   // Hidden (no group): the build writes dlreset.1 and the bash completion with these, from the

@@ -1,13 +1,17 @@
-#include "harness/loops/vanilla_fit.h"
+#include "app/variants/vanilla_fit.h"
 
 #include <algorithm>
 
 #include "harness/trace/event_log.h"
 
-namespace dlreset::loops {
+namespace dlreset::variants {
 
-void vanilla_fit(LightningModule& model, data::DataLoader& train_dataloader,
-                 data::DataLoader* val_dataloader, const TrainerOptions& options) {
+using loops::call_callbacks;
+using loops::Callback;
+using loops::limited;
+
+void vanilla_fit(loops::LightningModule& model, data::DataLoader& train_dataloader,
+                 data::DataLoader* val_dataloader, const loops::TrainerOptions& options) {
   trace::EventLog& log = trace::EventLog::global();
   const std::int64_t train_batches = limited(train_dataloader.size(), options.limit_train_batches);
   const std::int64_t val_batches =
@@ -45,4 +49,4 @@ void vanilla_fit(LightningModule& model, data::DataLoader& train_dataloader,
   log.set_context({});
 }
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::variants

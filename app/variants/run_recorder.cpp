@@ -1,10 +1,10 @@
-#include "harness/loops/run_recorder.h"
+#include "app/variants/run_recorder.h"
 
 #include <cstdio>
 
 #include "harness/trace/event_log.h"
 
-namespace dlreset::loops {
+namespace dlreset::variants {
 
 namespace {
 constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ull;
@@ -68,4 +68,4 @@ void RunRecorder::on_train_epoch_end(int /*epoch*/) {
   validating_ = false;
 }
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::variants

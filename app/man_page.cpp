@@ -1,11 +1,11 @@
 // dlreset(1), written from the CLI11 app.
-#include "harness/app/man_page.h"
+#include "app/man_page.h"
 
 #include <CLI/CLI.hpp>
 
 #include <sstream>
 
-#include "harness/app/run_options.h"
+#include "app/run_options.h"
 
 namespace dlreset::app {
 

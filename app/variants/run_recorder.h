@@ -7,7 +7,7 @@
 
 #include "harness/loops/callback.h"
 
-namespace dlreset::loops {
+namespace dlreset::variants {
 
 struct EpochRecord {
   double seconds = 0.0;  ///< From the epoch's start to the end of its validation.
@@ -25,7 +25,7 @@ struct EpochRecord {
 
 /// A Callback that fills one EpochRecord per training epoch, plus the sanity check's time.
 /// Every variant calls the same hooks, so records of different variants compare directly.
-class RunRecorder : public Callback {
+class RunRecorder : public loops::Callback {
  public:
   void on_sanity_check_start() override;
   void on_sanity_check_end() override;
@@ -50,4 +50,4 @@ class RunRecorder : public Callback {
   double sanity_check_seconds_ = 0.0;
 };
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::variants

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "harness/app/run_options.h"
+#include "app/run_options.h"
 #include "harness/loops/callback.h"
 #include "harness/profiler/profiler.h"
 #include "harness/trace/event_log.h"
-#include "harness/variants/fit_report.h"
+#include "app/variants/fit_report.h"
 
 namespace dlreset::app {
 

@@ -1,4 +1,4 @@
-#include "harness/app/signal_guard.h"
+#include "app/signal_guard.h"
 
 #include "harness/data/interrupt.h"
 

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "harness/data/data_loader.h"
-#include "harness/loops/run_recorder.h"
+#include "app/variants/run_recorder.h"
 #include "harness/trace/event_log.h"
-#include "harness/variants/variant.h"
+#include "app/variants/variant.h"
 
 namespace dlreset::variants {
 
@@ -24,7 +24,7 @@ struct FitReport {
   Variant variant = Variant::fixed;
   LoaderReport train;
   LoaderReport val;
-  std::vector<loops::EpochRecord> epochs;
+  std::vector<EpochRecord> epochs;
   double sanity_check_s = 0.0;
   double total_s = 0.0;  ///< The whole fit: sanity check, epochs and teardown.
   double origin_s = 0.0;  ///< Monotonic time at which the fit started; events are later.

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "harness/data/data_loader_options.h"
-#include "harness/variants/variant.h"
+#include "app/variants/variant.h"
 
 #ifndef DLRESET_DATA_DIR
 #define DLRESET_DATA_DIR "/usr/share/datasets/fashion-mnist"

@@ -1,11 +1,11 @@
-#include "harness/variants/variant.h"
+#include "app/variants/variant.h"
 
 #include <stdexcept>
 
 #include "fixed/fetching.h"
 #include "fixed/workaround.h"
 #include "harness/loops/trainer.h"
-#include "harness/loops/vanilla_fit.h"
+#include "app/variants/vanilla_fit.h"
 #include "repro/fetching.h"
 
 namespace dlreset::variants {
@@ -56,7 +56,7 @@ loops::DataFetcherFactory data_fetcher_factory(Variant variant) {
 void fit(Variant variant, loops::LightningModule& model, std::shared_ptr<data::DataLoader> train_dataloader,
          std::shared_ptr<data::DataLoader> val_dataloader, loops::TrainerOptions options) {
   if (variant == Variant::vanilla) {
-    loops::vanilla_fit(model, *train_dataloader, val_dataloader.get(), options);
+    vanilla_fit(model, *train_dataloader, val_dataloader.get(), options);
     return;
   }
   options.data_fetcher = data_fetcher_factory(variant);

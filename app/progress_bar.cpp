@@ -1,4 +1,4 @@
-#include "harness/app/progress_bar.h"
+#include "app/progress_bar.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "harness/app/demo_command.h"
+#include "app/demo_command.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -9,8 +9,8 @@
 #include <sstream>
 #include <string>
 
-#include "harness/app/embedded_sources.h"
-#include "harness/app/fashion_fit.h"
+#include "app/embedded_sources.h"
+#include "app/fashion_fit.h"
 #include "harness/profiler/simple_profiler.h"
 #include "harness/trace/reset_trace.h"
 #include "harness/trace/stack_trace.h"

@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "harness/app/run_options.h"
-#include "harness/variants/fit_report.h"
+#include "app/run_options.h"
+#include "app/variants/fit_report.h"
 
 namespace dlreset::app {
 
