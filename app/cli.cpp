@@ -1,21 +1,17 @@
 #include "app/cli.h"
 
 #include <CLI/CLI.hpp>
-#include <unistd.h>
-
-#include <cerrno>
-#include <charconv>
-#include <cmath>
-#include <cstdlib>
-#include <filesystem>
 
 #include <cstring>
 #include <iostream>
 #include <limits>
 #include <map>
+#include <string>
+#include <vector>
 
 #include <torch/version.h>
 
+#include "app/accepted_values.h"
 #include "app/bash_completion.h"
 #include "app/demo_command.h"
 #include "app/man_page.h"
@@ -33,61 +29,36 @@ namespace {
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 
-/// What each flag accepts, appended to CLI11's message so a bad value gets one line that names
-/// the flag and says what would do.
-const std::map<std::string, std::string>& accepted_values() {
-  static const std::map<std::string, std::string> accepted = {
-      {"--variant", "buggy, fixed, workaround or vanilla"},
-      {"--workers", "an integer from 0 to 64"},
-      {"--epochs", "an integer from 1 to 100000"},
-      {"--batch-size", "an integer from 1 to 60000"},
-      {"--start-method", "thread, fork or spawn"},
-      {"--limit-train-batches", "an integer of 0 or more"},
-      {"--limit-val-batches", "an integer of 0 or more"},
-      {"--num-sanity-val-steps", "an integer of -1 (all) or more"},
-      {"--data", "a directory holding the Fashion-MNIST IDX files"},
-      {"--device", "auto, cpu or cuda"},
-      {"--optimizer", "sgd or adam"},
-      {"--lr", "a positive finite number"},
-      {"--intra-op-threads", "an integer from 1 to 256"},
-      {"--seed", "an integer from 0 to 2^64 - 1"},
-      {"--json", "a file path in an existing, writable directory, or - for stdout"},
-      {"--events", "a file path in an existing, writable directory, or - for stdout"},
-      {"--no-persistent-workers", "no value, or true or false"},
-      {"--no-pin-memory", "no value, or true or false"},
-      {"--trace-resets", "no value, or true or false"},
-      {"--profiler", "no value, or true or false"},
-      {"--no-progress", "no value, or true or false"},
-      {"--step", "an integer from 1 to 6 (the demo's steps)"},
-      {"--color", "auto, always or never"},
-      {"--interactive", "no value, or true or false"},
-      {"--pid", "the id of a running process"},
-      {"--mode", "auto, connector or poll"},
-      {"--poll-ms", "an integer from 1 to 10000"},
-      {"--max-respawns", "an integer of 0 or more"},
-      {"--generation-window-ms", "an integer from 1 to 600000"},
-      {"--expect-persistent", "no value, or true or false"},
-      {"--no-live", "no value, or true or false"},
-  };
-  return accepted;
+/// The names the --variant and --start-method checks take, from the enums' own lists.
+std::vector<std::string> variant_names() {
+  std::vector<std::string> names;
+  for (const variants::Variant variant : variants::all_variants()) {
+    names.emplace_back(variants::to_string(variant));
+  }
+  return names;
 }
 
-/// What `dlreset watch` accepts where a flag of the same name in `run` accepts more.
-const std::map<std::string, std::string>& watch_accepted_values() {
-  static const std::map<std::string, std::string> accepted = {
-      {"--json", "a file path in an existing, writable directory"},
-      {"--events", "a file path in an existing, writable directory"},
-  };
-  return accepted;
+std::vector<std::string> start_method_names() {
+  std::vector<std::string> names;
+  for (const data::StartMethod method :
+       {data::StartMethod::thread, data::StartMethod::fork, data::StartMethod::spawn}) {
+    names.emplace_back(data::to_string(method));
+  }
+  return names;
 }
 
-std::string usage_message(const CLI::ParseError& error, bool in_watch) {
+/// CLI11's message for a bad value, with what the flag accepts appended, so that a bad value
+/// gets one line that names the flag and says what would do. `accepted` holds the words of the
+/// subcommand being parsed, or is null before one is.
+std::string usage_message(const CLI::ParseError& error, const AcceptedValues* accepted) {
   std::string message = error.what();
   // The flag is named first ("--workers: ...") by most errors, later by a few ("Could not
   // convert: --profiler = maybe"); a flag that is a prefix of another must not match it.
+  if (accepted == nullptr) return message;
+  const std::map<std::string, std::string>& words = accepted->words();
   std::string best;
   std::size_t best_at = std::string::npos;
-  for (const auto& [flag, accepted] : accepted_values()) {
+  for (const auto& [flag, flag_words] : words) {
     for (std::size_t at = message.find(flag); at != std::string::npos;
          at = message.find(flag, at + 1)) {
       const std::size_t end = at + flag.size();
@@ -99,225 +70,148 @@ std::string usage_message(const CLI::ParseError& error, bool in_watch) {
       }
     }
   }
-  if (!best.empty()) {
-    const auto& overrides = watch_accepted_values();
-    const bool override = in_watch && overrides.count(best) != 0;
-    message += " (" + best + " accepts " + (override ? overrides.at(best) : accepted_values().at(best)) + ")";
-  }
+  if (!best.empty()) message += " (" + best + " accepts " + words.at(best) + ")";
   return message;
 }
 
-/// CLI11's own Range and PositiveNumber checks let through what strtod and strtoull accept
-/// ("nan", "-1" as an unsigned seed, values past 2^64) and print a bound of 300 digits for a
-/// double; these validators read the whole text strictly and say only what was wrong with it,
-/// leaving what the flag accepts to usage_message.
-std::string rejected(const std::string& text) {
-  return "'" + text + "' is not a valid value";
-}
+constexpr std::int64_t kNoUpperBound = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 
-CLI::Validator integer_in(std::int64_t low, std::int64_t high) {
-  return CLI::Validator(
-      [low, high](std::string& text) -> std::string {
-        std::int64_t value = 0;
-        const char* end = text.data() + text.size();
-        const auto [ptr, error] = std::from_chars(text.data(), end, value);
-        if (text.empty() || error != std::errc() || ptr != end || value < low || value > high) {
-          return rejected(text);
-        }
-        return {};
-      },
-      "INT", "integer_in");
-}
-
-CLI::Validator unsigned_integer() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        std::uint64_t value = 0;
-        const char* end = text.data() + text.size();
-        const auto [ptr, error] = std::from_chars(text.data(), end, value);
-        if (text.empty() || error != std::errc() || ptr != end) return rejected(text);
-        return {};
-      },
-      "UINT", "unsigned_integer");
-}
-
-CLI::Validator positive_finite_number() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        errno = 0;
-        char* end = nullptr;
-        const double value = std::strtod(text.c_str(), &end);
-        if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE ||
-            !std::isfinite(value) || !(value > 0.0)) {
-          return rejected(text);
-        }
-        return {};
-      },
-      "FLOAT", "positive_finite_number");
-}
-
-/// CLI11 hands a path option the next word even when that word is another flag: `--json
-/// --no-progress` would write the report to a file named "--no-progress" after a whole fit.
-std::string path_problem(const std::string& text) {
-  if (text.empty()) return "an empty path is not valid";
-  if (text.rfind("--", 0) == 0) {
-    return "'" + text + "' is a flag, not a path: the path is missing (write ./" + text +
-           " for a file so named)";
-  }
-  return {};
-}
-
-CLI::Validator path_value() { return CLI::Validator(path_problem, "PATH", "path_value"); }
-
-/// A report path must be writable before the fit starts, not found unwritable after it.
-CLI::Validator output_path() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        if (text == "-") return {};
-        if (std::string problem = path_problem(text); !problem.empty()) return problem;
-        const std::filesystem::path path(text);
-        std::error_code error;
-        if (std::filesystem::is_directory(path, error)) return "'" + text + "' is a directory";
-        const std::filesystem::path parent =
-            path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-        if (!std::filesystem::is_directory(parent, error)) {
-          return "the directory of '" + text + "' does not exist";
-        }
-        if (::access(parent.c_str(), W_OK) != 0) {
-          return "the directory of '" + text + "' is not writable";
-        }
-        return {};
-      },
-      "PATH", "output_path");
-}
-
-void add_run_options(CLI::App& run, RunOptions& options, std::string& variant, std::string& method,
-                     bool& no_persistent, bool& no_pin, bool& no_progress) {
-  run.add_option("--variant", variant, "buggy (Lightning 1.5.0), fixed (1.5.1), workaround "
-                 "(1.5.0 with the reporter's patch) or vanilla (no Lightning)")
-      ->check(CLI::IsMember({"buggy", "fixed", "workaround", "vanilla"}))
+void add_run_options(CLI::App& run, AcceptedValues& accepted, RunOptions& options,
+                     std::string& variant, std::string& method, bool& no_persistent, bool& no_pin,
+                     bool& no_progress) {
+  accepted.add(run.add_option("--variant", variant, "buggy (Lightning 1.5.0), fixed (1.5.1), "
+                              "workaround (1.5.0 with the reporter's patch) or vanilla (no Lightning)"),
+               one_of(variant_names()))
       ->capture_default_str();
-  run.add_option("--workers", options.workers, "DataLoader workers per loader (0: load in the main process)")
-      ->check(integer_in(0, 64))
+  accepted.add(run.add_option("--workers", options.workers,
+                              "DataLoader workers per loader (0: load in the main process)"),
+               integer_in(0, 64))
       ->capture_default_str();
-  run.add_option("--epochs", options.epochs, "Training epochs")
-      ->check(integer_in(1, 100000))
+  accepted.add(run.add_option("--epochs", options.epochs, "Training epochs"), integer_in(1, 100000))
       ->capture_default_str();
-  run.add_option("--batch-size", options.batch_size, "Samples per batch")
-      ->check(integer_in(1, 60000))
+  accepted.add(run.add_option("--batch-size", options.batch_size, "Samples per batch"),
+               integer_in(1, 60000))
       ->capture_default_str();
-  run.add_flag("--no-persistent-workers", no_persistent,
-               "Give the loaders persistent_workers=False (a new set of workers every pass)");
-  run.add_flag("--no-pin-memory", no_pin, "Give the loaders pin_memory=False");
-  run.add_option("--start-method", method, "How workers start: thread, fork or spawn")
-      ->check(CLI::IsMember({"thread", "fork", "spawn"}))
+  accepted.add_switch(run.add_flag("--no-persistent-workers", no_persistent,
+      "Give the loaders persistent_workers=False (a new set of workers every pass)"));
+  accepted.add_switch(run.add_flag("--no-pin-memory", no_pin, "Give the loaders pin_memory=False"));
+  accepted.add(run.add_option("--start-method", method, "How workers start: thread, fork or spawn"),
+               one_of(start_method_names()))
       ->capture_default_str();
-  run.add_option("--limit-train-batches", options.limit_train_batches,
-                 "Training batches per epoch (default: all 938 at batch size 64)")
-      ->check(integer_in(0, std::numeric_limits<std::int64_t>::max()));
-  run.add_option("--limit-val-batches", options.limit_val_batches,
-                 "Validation batches per epoch (default: all 157 at batch size 64)")
-      ->check(integer_in(0, std::numeric_limits<std::int64_t>::max()));
-  run.add_option("--num-sanity-val-steps", options.num_sanity_val_steps,
-                 "Validation batches of the sanity check before training (-1: all)")
-      ->check(integer_in(-1, std::numeric_limits<int>::max()))
+  accepted.add(run.add_option("--limit-train-batches", options.limit_train_batches,
+                              "Training batches per epoch (default: all 938 at batch size 64)"),
+               integer_in(0, kNoUpperBound));
+  accepted.add(run.add_option("--limit-val-batches", options.limit_val_batches,
+                              "Validation batches per epoch (default: all 157 at batch size 64)"),
+               integer_in(0, kNoUpperBound));
+  accepted.add(run.add_option("--num-sanity-val-steps", options.num_sanity_val_steps,
+                              "Validation batches of the sanity check before training (-1: all)"),
+               integer_in(-1, kIntMax))
       ->capture_default_str();
   // Whether the directory holds the files is the data set's to say (exit 1, naming the file).
-  run.add_option("--data", options.data_dir, "Directory of the Fashion-MNIST IDX files")
-      ->check(path_value())
+  accepted.add(run.add_option("--data", options.data_dir, "Directory of the Fashion-MNIST IDX files"),
+               path_to("a directory holding the Fashion-MNIST IDX files"))
       ->capture_default_str();
-  run.add_option("--device", options.device, "auto (CUDA when available), cpu or cuda")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+  accepted.add(run.add_option("--device", options.device, "auto (CUDA when available), cpu or cuda"),
+               one_of({"auto", "cpu", "cuda"}))
       ->capture_default_str();
-  run.add_option("--optimizer", options.optimizer, "sgd (with momentum 0.9) or adam")
-      ->check(CLI::IsMember({"sgd", "adam"}))
+  accepted.add(run.add_option("--optimizer", options.optimizer, "sgd (with momentum 0.9) or adam"),
+               one_of({"sgd", "adam"}))
       ->capture_default_str();
-  run.add_option("--lr", options.learning_rate, "Learning rate")
-      ->check(positive_finite_number())
+  accepted.add(run.add_option("--lr", options.learning_rate, "Learning rate"),
+               positive_finite_number())
       ->capture_default_str();
-  run.add_option("--intra-op-threads", options.intra_op_threads,
-                 "LibTorch intra-op threads on CPU (1 is fastest on a small machine)")
-      ->check(integer_in(1, 256))
+  accepted.add(run.add_option("--intra-op-threads", options.intra_op_threads,
+                              "LibTorch intra-op threads on CPU (1 is fastest on a small machine)"),
+               integer_in(1, 256))
       ->capture_default_str();
-  run.add_option("--seed", options.seed, "Seeds the shuffle, the workers and the weights")
-      ->check(unsigned_integer())
+  accepted.add(run.add_option("--seed", options.seed, "Seeds the shuffle, the workers and the weights"),
+               unsigned_integer())
       ->capture_default_str();
-  run.add_flag("--trace-resets", options.trace_resets,
-               "Print a Python-style traceback to stderr every time a loader's iterator is set "
-               "to null (also: DLRESET_TRACE_RESETS=1)");
-  run.add_flag("--profiler", options.profiler, "Print Lightning's SimpleProfiler report");
-  run.add_option("--json", options.json_path,
-                 "Write the report as JSON to this file (-: stdout, and nothing else goes there)")
-      ->check(output_path());
-  run.add_option("--events", options.events_path,
-                 "Write the workers' lifecycle events (spawn, load, shutdown, exit) as JSON")
-      ->check(output_path());
-  run.add_flag("--no-progress", no_progress, "No progress bar on stderr");
+  accepted.add_switch(run.add_flag("--trace-resets", options.trace_resets,
+      "Print a Python-style traceback to stderr every time a loader's iterator is set to null "
+      "(also: DLRESET_TRACE_RESETS=1)"));
+  accepted.add_switch(
+      run.add_flag("--profiler", options.profiler, "Print Lightning's SimpleProfiler report"));
+  accepted.add(run.add_option("--json", options.json_path,
+                              "Write the report as JSON to this file (-: stdout, and nothing else "
+                              "goes there)"),
+               output_file(/*stdout_allowed=*/true));
+  accepted.add(run.add_option("--events", options.events_path,
+                              "Write the workers' lifecycle events (spawn, load, shutdown, exit) as "
+                              "JSON"),
+               output_file(/*stdout_allowed=*/true));
+  accepted.add_switch(run.add_flag("--no-progress", no_progress, "No progress bar on stderr"));
 }
 
-void add_demo_options(CLI::App& demo, DemoOptions& options, std::string& color, std::string& method) {
-  demo.add_flag("--interactive", options.interactive, "Wait for Enter between steps");
-  demo.add_option("--step", options.step, "Run only this step (1 to 6)")->check(CLI::Range(1, kDemoSteps));
-  demo.add_option("--color", color, "Colour the output: auto (on a terminal), always or never")
-      ->check(CLI::IsMember({"auto", "always", "never"}))
+void add_demo_options(CLI::App& demo, AcceptedValues& accepted, DemoOptions& options,
+                      std::string& color, std::string& method) {
+  accepted.add_switch(demo.add_flag("--interactive", options.interactive, "Wait for Enter between steps"));
+  accepted.add(demo.add_option("--step", options.step, "Run only this step"), integer_in(1, kDemoSteps));
+  accepted.add(demo.add_option("--color", color,
+                               "Colour the output: auto (on a terminal), always or never"),
+               one_of({"auto", "always", "never"}))
       ->capture_default_str();
-  demo.add_option("--workers", options.workers, "DataLoader workers per loader in the runs")
-      ->check(CLI::Range(0, 64))
+  accepted.add(demo.add_option("--workers", options.workers, "DataLoader workers per loader in the runs"),
+               integer_in(0, 64))
       ->capture_default_str();
-  demo.add_option("--start-method", method, "How workers start: thread, fork or spawn")
-      ->check(CLI::IsMember({"thread", "fork", "spawn"}))
+  accepted.add(demo.add_option("--start-method", method, "How workers start: thread, fork or spawn"),
+               one_of(start_method_names()))
       ->capture_default_str();
-  demo.add_option("--epochs", options.epochs, "Epochs per run")->check(CLI::Range(2, 1000))->capture_default_str();
-  demo.add_option("--limit-train-batches", options.limit_train_batches, "Training batches per epoch")
-      ->check(CLI::Range(std::int64_t{1}, std::numeric_limits<std::int64_t>::max()))
+  // Two epochs at least: the bug shows from the second one on.
+  accepted.add(demo.add_option("--epochs", options.epochs, "Epochs per run"), integer_in(2, 1000))
       ->capture_default_str();
-  demo.add_option("--limit-val-batches", options.limit_val_batches, "Validation batches per epoch")
-      ->check(CLI::Range(std::int64_t{1}, std::numeric_limits<std::int64_t>::max()))
+  accepted.add(demo.add_option("--limit-train-batches", options.limit_train_batches,
+                               "Training batches per epoch"),
+               integer_in(1, kNoUpperBound))
       ->capture_default_str();
-  demo.add_option("--data", options.data_dir, "Directory of the Fashion-MNIST IDX files")->capture_default_str();
+  accepted.add(demo.add_option("--limit-val-batches", options.limit_val_batches,
+                               "Validation batches per epoch"),
+               integer_in(1, kNoUpperBound))
+      ->capture_default_str();
+  accepted.add(demo.add_option("--data", options.data_dir, "Directory of the Fashion-MNIST IDX files"),
+               path_to("a directory holding the Fashion-MNIST IDX files"))
+      ->capture_default_str();
 }
 
-/// The watched program's output goes to stdout, so the reports must go to files.
-CLI::Validator watch_output_path() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        if (text == "-") return "'-' is not a file: the watched program's output goes to stdout";
-        return output_path()(text);
-      },
-      "PATH", "watch_output_path");
-}
-
-void add_watch_options(CLI::App& watch, WatchCommandOptions& options, bool& expect_persistent, bool& no_live) {
-  watch.add_option("--pid", options.pid, "Attach to this running process instead of running a command")
-      ->check(integer_in(1, std::numeric_limits<int>::max()));
-  watch.add_option("--mode", options.mode,
-                   "How the tree is followed: auto (the kernel's process events connector where "
-                   "it can be opened, as root; else poll), connector or poll")
-      ->check(CLI::IsMember({"auto", "connector", "poll"}))
+void add_watch_options(CLI::App& watch, AcceptedValues& accepted, WatchCommandOptions& options,
+                       bool& expect_persistent, bool& no_live) {
+  accepted.add(watch.add_option("--pid", options.pid,
+                                "Attach to this running process instead of running a command"),
+               integer_in(1, kIntMax));
+  accepted.add(watch.add_option("--mode", options.mode,
+                                "How the tree is followed: auto (the kernel's process events "
+                                "connector where it can be opened, as root; else poll), connector "
+                                "or poll"),
+               one_of({"auto", "connector", "poll"}))
       ->capture_default_str();
-  watch.add_option("--poll-ms", options.poll_ms, "Poll mode: look at /proc every this many milliseconds")
-      ->check(integer_in(1, 10000))
+  accepted.add(watch.add_option("--poll-ms", options.poll_ms,
+                                "Poll mode: look at /proc every this many milliseconds"),
+               integer_in(1, 10000))
       ->capture_default_str();
   watch.add_option("--epoch-regex", options.epoch_regex,
                    "Lines of the program's stdout or stderr that match this ECMAScript regular "
                    "expression mark the start of an epoch (both streams then pass through the "
                    "watcher unchanged; PYTHONUNBUFFERED=1 is set so Python prints line by line)");
-  watch.add_option("--json", options.json_path, "Write the report as JSON to this file")
-      ->check(watch_output_path());
-  watch.add_option("--events", options.events_path,
-                   "Write the workers' lives as a timeline (the format of dlreset run --events, "
-                   "drawn by plots/plot_timeline.py)")
-      ->check(watch_output_path());
-  watch.add_flag("--expect-persistent", expect_persistent,
-                 "Exit non-zero if workers were replaced at all (the same as --max-respawns 0)");
-  watch.add_option("--max-respawns", options.max_respawns,
-                   "Exit non-zero if workers were replaced more often than this")
-      ->check(integer_in(0, std::numeric_limits<int>::max()));
-  watch.add_flag("--no-live", no_live, "No line on stderr at each respawn as it is found (the summary still comes at the end)");
-  watch.add_option("--generation-window-ms", options.generation_window_ms,
-                   "Workers of one parent that start within this many milliseconds of the first, "
-                   "before any of them ends, are one generation")
-      ->check(integer_in(1, 600000))
+  // The watched program's output goes to stdout, so the reports must go to files.
+  accepted.add(watch.add_option("--json", options.json_path, "Write the report as JSON to this file"),
+               output_file(/*stdout_allowed=*/false));
+  accepted.add(watch.add_option("--events", options.events_path,
+                                "Write the workers' lives as a timeline (the format of dlreset run "
+                                "--events, drawn by plots/plot_timeline.py)"),
+               output_file(/*stdout_allowed=*/false));
+  accepted.add_switch(watch.add_flag("--expect-persistent", expect_persistent,
+      "Exit non-zero if workers were replaced at all (the same as --max-respawns 0)"));
+  accepted.add(watch.add_option("--max-respawns", options.max_respawns,
+                                "Exit non-zero if workers were replaced more often than this"),
+               integer_in(0, kIntMax));
+  accepted.add_switch(watch.add_flag("--no-live", no_live,
+      "No line on stderr at each respawn as it is found (the summary still comes at the end)"));
+  accepted.add(watch.add_option("--generation-window-ms", options.generation_window_ms,
+                                "Workers of one parent that start within this many milliseconds "
+                                "of the first, before any of them ends, are one generation"),
+               integer_in(1, 600000))
       ->capture_default_str();
   // Everything from the first word that is not one of the options above (or after `--`) is the
   // command and its own arguments, as with `nice` or `timeout`.
@@ -373,7 +267,8 @@ int main_cli(int argc, char** argv) {
   CLI::App* run = app.add_subcommand(
       "run", "Fit a CNN on Fashion-MNIST with one variant; report epoch times, worker spawns, "
              "iterator resets and dataset loads per loader");
-  add_run_options(*run, run_options, variant, method, no_persistent, no_pin, no_progress);
+  AcceptedValues run_accepted;
+  add_run_options(*run, run_accepted, run_options, variant, method, no_persistent, no_pin, no_progress);
 
   DemoOptions demo_options;
   std::string demo_color = "auto";
@@ -381,7 +276,8 @@ int main_cli(int argc, char** argv) {
   CLI::App* demo = app.add_subcommand(
       "demo", "Walk through the investigation of the bug in six steps: symptom, profiler, anomaly, "
               "hook, root cause, fix (for workshops; under two minutes with the defaults)");
-  add_demo_options(*demo, demo_options, demo_color, demo_method);
+  AcceptedValues demo_accepted;
+  add_demo_options(*demo, demo_accepted, demo_options, demo_color, demo_method);
 
   WatchCommandOptions watch_options;
   bool expect_persistent = false;
@@ -390,7 +286,8 @@ int main_cli(int argc, char** argv) {
       "watch", "Run a training program (dlreset watch [options] -- COMMAND [ARGS...]) or attach to "
                "one (--pid N), follow its process tree and report whether its DataLoader workers "
                "are replaced between epochs");
-  add_watch_options(*watch, watch_options, expect_persistent, no_live);
+  AcceptedValues watch_accepted;
+  add_watch_options(*watch, watch_accepted, watch_options, expect_persistent, no_live);
 
   // `dlreset watch [options] -- COMMAND...`: what follows `--` is the command, untouched by the
   // parser (CLI11 would take it as positionals, which watch has none of).
@@ -408,7 +305,11 @@ int main_cli(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
-    std::cerr << "dlreset: " << usage_message(error, watch->parsed()) << "\n";
+    const AcceptedValues* accepted = run->parsed()     ? &run_accepted
+                                     : demo->parsed()  ? &demo_accepted
+                                     : watch->parsed() ? &watch_accepted
+                                                       : nullptr;
+    std::cerr << "dlreset: " << usage_message(error, accepted) << "\n";
     return kExitUsage;
   }
 

@@ -5,7 +5,9 @@
 
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -130,6 +132,80 @@ TEST(CliInput, UnusableValuesSayWhatTheFlagAccepts) {
               HasSubstr("the directory of '/nonexistent/dir/report.json' does not exist"));
   const Outcome lr_inf = run_cli({"run", "--lr", "inf"});
   EXPECT_LT(lr_inf.err.size(), 200u) << "no 300-digit bound: " << lr_inf.err;
+}
+
+/// An integer option as --help shows it: "--workers INT in [0, 64]" or "--pid INT (1 or more)".
+struct IntegerRange {
+  std::string flag;
+  std::int64_t low = 0;
+  std::optional<std::int64_t> high;  ///< None: no upper bound.
+};
+
+std::vector<IntegerRange> integer_ranges_in_help(const std::string& subcommand) {
+  const Outcome help = run_cli({subcommand, "--help"});
+  EXPECT_EQ(help.status, 0) << help.err;
+  std::vector<IntegerRange> ranges;
+  const std::regex range(R"((--[a-z-]+) INT (in \[(-?[0-9]+), (-?[0-9]+)\]|\((-?[0-9]+) or more\)))");
+  for (auto match = std::sregex_iterator(help.out.begin(), help.out.end(), range);
+       match != std::sregex_iterator(); ++match) {
+    IntegerRange found;
+    found.flag = (*match)[1].str();
+    if ((*match)[3].matched) {
+      found.low = std::stoll((*match)[3].str());
+      found.high = std::stoll((*match)[4].str());
+    } else {
+      found.low = std::stoll((*match)[5].str());
+    }
+    ranges.push_back(found);
+  }
+  return ranges;
+}
+
+/// What --help says, what the error says and what the check does must agree: for every integer
+/// option of every subcommand, the bounds --help shows are accepted (the check runs before
+/// --help is answered, so nothing else runs), the values just past them are refused, and the
+/// refusal names the same bounds.
+TEST(CliInput, EveryIntegerRangeInTheHelpIsTheOneTheCheckAppliesAndTheErrorNames) {
+  int checked = 0;
+  for (const std::string subcommand : {"run", "demo", "watch"}) {
+    for (const IntegerRange& range : integer_ranges_in_help(subcommand)) {
+      const std::string context = subcommand + " " + range.flag;
+      const std::string words =
+          range.high ? "an integer from " + std::to_string(range.low) + " to " +
+                           std::to_string(*range.high)
+                     : "an integer of " + std::to_string(range.low) + " or more";
+      const Outcome below = run_cli({subcommand, range.flag, std::to_string(range.low - 1)});
+      EXPECT_EQ(below.status, 2) << context << ": " << below.err;
+      EXPECT_THAT(below.err, HasSubstr("(" + range.flag + " accepts " + words + ")")) << context;
+      const Outcome at_low = run_cli({subcommand, range.flag, std::to_string(range.low), "--help"});
+      EXPECT_EQ(at_low.status, 0) << context << ": " << at_low.err;
+      if (range.high) {
+        const Outcome at_high =
+            run_cli({subcommand, range.flag, std::to_string(*range.high), "--help"});
+        EXPECT_EQ(at_high.status, 0) << context << ": " << at_high.err;
+        const Outcome above = run_cli({subcommand, range.flag, std::to_string(*range.high + 1)});
+        EXPECT_EQ(above.status, 2) << context << ": " << above.err;
+        EXPECT_THAT(above.err, HasSubstr("(" + range.flag + " accepts " + words + ")")) << context;
+      }
+      ++checked;
+    }
+  }
+  // run: 7 integer options, demo: 5, watch: 4.
+  EXPECT_EQ(checked, 16) << "an integer option lost its range in --help";
+}
+
+/// The demo runs at least two epochs (the bug shows from the second) and at least one batch of
+/// each kind; its errors used to quote run's ranges instead.
+TEST(CliInput, TheDemosErrorsQuoteTheDemosOwnRanges) {
+  EXPECT_THAT(run_cli({"demo", "--epochs", "1"}).err,
+              HasSubstr("(--epochs accepts an integer from 2 to 1000)"));
+  EXPECT_THAT(run_cli({"demo", "--limit-val-batches", "0"}).err,
+              HasSubstr("(--limit-val-batches accepts an integer of 1 or more)"));
+  EXPECT_THAT(run_cli({"watch", "--json", "-"}).err,
+              HasSubstr("(--json accepts a file path in an existing, writable directory)"));
+  EXPECT_THAT(run_cli({"run", "--json", "/tmp"}).err,
+              HasSubstr("(--json accepts a file path in an existing, writable directory, or - "
+                        "for stdout)"));
 }
 
 // ---- Data sets -------------------------------------------------------------------------------

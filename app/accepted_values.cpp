@@ -1,0 +1,147 @@
+#include "app/accepted_values.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <utility>
+
+namespace dlreset::app {
+
+namespace {
+
+/// CLI11's own Range and PositiveNumber checks let through what strtod and strtoull accept
+/// ("nan", "-1" as an unsigned seed, values past 2^64) and print a bound of 300 digits for a
+/// double; these checks read the whole text strictly and say only what was wrong with it,
+/// leaving what the flag accepts to the words kept beside them.
+std::string rejected(const std::string& text) { return "'" + text + "' is not a valid value"; }
+
+/// CLI11 hands a path option the next word even when that word is another flag: `--json
+/// --no-progress` would write the report to a file named "--no-progress" after a whole fit.
+std::string path_problem(const std::string& text) {
+  if (text.empty()) return "an empty path is not valid";
+  if (text.rfind("--", 0) == 0) {
+    return "'" + text + "' is a flag, not a path: the path is missing (write ./" + text +
+           " for a file so named)";
+  }
+  return {};
+}
+
+std::string output_file_problem(const std::string& text, bool stdout_allowed) {
+  if (text == "-") {
+    return stdout_allowed ? std::string()
+                          : "'-' is not a file: the watched program's output goes to stdout";
+  }
+  if (std::string problem = path_problem(text); !problem.empty()) return problem;
+  const std::filesystem::path path(text);
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) return "'" + text + "' is a directory";
+  const std::filesystem::path parent =
+      path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  if (!std::filesystem::is_directory(parent, error)) {
+    return "the directory of '" + text + "' does not exist";
+  }
+  if (::access(parent.c_str(), W_OK) != 0) return "the directory of '" + text + "' is not writable";
+  return {};
+}
+
+/// "a, b or c".
+std::string listed(const std::vector<std::string>& names) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) text += i + 1 == names.size() ? " or " : ", ";
+    text += names[i];
+  }
+  return text;
+}
+
+bool is_open_ended(std::int64_t high) {
+  return high == std::numeric_limits<std::int64_t>::max() ||
+         high == std::numeric_limits<int>::max();
+}
+
+}  // namespace
+
+Accepted integer_in(std::int64_t low, std::int64_t high) {
+  CLI::Validator check(
+      [low, high](std::string& text) -> std::string {
+        std::int64_t value = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, error] = std::from_chars(text.data(), end, value);
+        if (text.empty() || error != std::errc() || ptr != end || value < low || value > high) {
+          return rejected(text);
+        }
+        return {};
+      },
+      "", "integer_in");
+  const std::string from = std::to_string(low);
+  if (is_open_ended(high)) {
+    return {check, "INT (" + from + " or more)", "an integer of " + from + " or more"};
+  }
+  const std::string to = std::to_string(high);
+  return {check, "INT in [" + from + ", " + to + "]", "an integer from " + from + " to " + to};
+}
+
+Accepted unsigned_integer() {
+  CLI::Validator check(
+      [](std::string& text) -> std::string {
+        std::uint64_t value = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, error] = std::from_chars(text.data(), end, value);
+        if (text.empty() || error != std::errc() || ptr != end) return rejected(text);
+        return {};
+      },
+      "", "unsigned_integer");
+  return {check, "UINT", "an integer from 0 to 2^64 - 1"};
+}
+
+Accepted positive_finite_number() {
+  CLI::Validator check(
+      [](std::string& text) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE ||
+            !std::isfinite(value) || !(value > 0.0)) {
+          return rejected(text);
+        }
+        return {};
+      },
+      "", "positive_finite_number");
+  return {check, "FLOAT > 0", "a positive finite number"};
+}
+
+Accepted one_of(const std::vector<std::string>& names) {
+  return {CLI::IsMember(names), "", listed(names)};
+}
+
+Accepted path_to(std::string words) {
+  return {CLI::Validator(path_problem, "PATH", "path"), "", std::move(words)};
+}
+
+Accepted output_file(bool stdout_allowed) {
+  CLI::Validator check(
+      [stdout_allowed](std::string& text) { return output_file_problem(text, stdout_allowed); },
+      "PATH", "output_file");
+  std::string words = "a file path in an existing, writable directory";
+  if (stdout_allowed) words += ", or - for stdout";
+  return {check, "", std::move(words)};
+}
+
+CLI::Option* AcceptedValues::add(CLI::Option* option, Accepted accepted) {
+  option->check(std::move(accepted.check));
+  if (!accepted.type_name.empty()) option->type_name(accepted.type_name);
+  words_[option->get_name()] = std::move(accepted.words);
+  return option;
+}
+
+CLI::Option* AcceptedValues::add_switch(CLI::Option* option) {
+  words_[option->get_name()] = "no value, or true or false";
+  return option;
+}
+
+}  // namespace dlreset::app
