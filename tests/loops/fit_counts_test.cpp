@@ -42,13 +42,37 @@ FitReport fit_case(const FitCase& param, bool persistent) {
   return run_fit(param.variant, model, train, val, trainer);
 }
 
+/// The samples and order every variant must train on: a vanilla loop on one thread worker, fit
+/// once per test process.
+const FitReport& reference_fit() {
+  static const FitReport reference =
+      fit_case({Variant::vanilla, data::StartMethod::thread, 1}, /*persistent=*/true);
+  return reference;
+}
+
+/// Same samples, same order, epoch by epoch: the variants differ in speed, never in results.
+void expect_reference_order(const FitReport& report) {
+  const FitReport& reference = reference_fit();
+  ASSERT_EQ(report.epochs.size(), static_cast<std::size_t>(kEpochs));
+  for (int epoch = 0; epoch < kEpochs; ++epoch) {
+    EXPECT_EQ(report.epochs[epoch].train_order_digest, reference.epochs[epoch].train_order_digest)
+        << "epoch " << epoch;
+    EXPECT_EQ(report.epochs[epoch].train_samples, 16) << "epoch " << epoch;
+    EXPECT_EQ(report.epochs[epoch].val_batches, 3) << "epoch " << epoch;
+  }
+  EXPECT_NE(report.epochs[0].train_order_digest, report.epochs[1].train_order_digest)
+      << "the shuffle did not change between epochs";
+}
+
+/// One fit per test: each fit is checked for everything the table says of it.
 class FitCounts : public ::testing::TestWithParam<FitCase> {};
 
-TEST_P(FitCounts, PersistentWorkersSpawnAsTheTableSays) {
+TEST_P(FitCounts, PersistentWorkersSpawnAndAreNulledAsTheTableSays) {
   const FitCase& param = GetParam();
   const int w = param.workers;
+  const bool buggy = param.variant == Variant::buggy;
   const FitReport report = fit_case(param, /*persistent=*/true);
-  if (param.variant == Variant::buggy) {
+  if (buggy) {
     EXPECT_EQ(report.train.counters.worker_spawns, kEpochs * w) << "train: re-spawned every epoch";
     EXPECT_EQ(report.val.counters.worker_spawns, (kEpochs + 1) * w)
         << "val: re-spawned for every validation and the sanity check";
@@ -59,12 +83,7 @@ TEST_P(FitCounts, PersistentWorkersSpawnAsTheTableSays) {
   // Every worker loads its own copy of the dataset once: loads follow spawns.
   EXPECT_EQ(report.train.counters.dataset_loads, report.train.counters.worker_spawns);
   EXPECT_EQ(report.val.counters.dataset_loads, report.val.counters.worker_spawns);
-}
 
-TEST_P(FitCounts, PersistentIteratorIsNulledAsTheTableSays) {
-  const FitCase& param = GetParam();
-  const FitReport report = fit_case(param, /*persistent=*/true);
-  const bool buggy = param.variant == Variant::buggy;
   EXPECT_EQ(report.train.resets_during_fit, buggy ? kEpochs - 1 : 0);
   EXPECT_EQ(report.val.resets_during_fit, buggy ? kEpochs : 0);
   // Lightning's teardown nulls each iterator once more; the vanilla loop has no teardown.
@@ -73,6 +92,10 @@ TEST_P(FitCounts, PersistentIteratorIsNulledAsTheTableSays) {
   EXPECT_EQ(report.val.resets_at_teardown, at_teardown);
   EXPECT_EQ(report.train.counters.iterator_resets,
             report.train.resets_during_fit + report.train.resets_at_teardown);
+  EXPECT_EQ(report.val.counters.iterator_resets,
+            report.val.resets_during_fit + report.val.resets_at_teardown);
+
+  expect_reference_order(report);
 }
 
 TEST_P(FitCounts, FreshWorkersAreSpawnedForEveryPassWhateverTheVariant) {
@@ -83,21 +106,11 @@ TEST_P(FitCounts, FreshWorkersAreSpawnedForEveryPassWhateverTheVariant) {
   // The vanilla loop runs no sanity check: one validation pass fewer.
   const int val_passes = param.variant == Variant::vanilla ? kEpochs : kEpochs + 1;
   EXPECT_EQ(report.val.counters.worker_spawns, val_passes * w);
+  EXPECT_EQ(report.train.counters.dataset_loads, report.train.counters.worker_spawns);
+  EXPECT_EQ(report.val.counters.dataset_loads, report.val.counters.worker_spawns);
   EXPECT_EQ(report.train.counters.iterator_resets, 0) << "a fresh iterator never sits in the field";
   EXPECT_EQ(report.val.counters.iterator_resets, 0);
-}
-
-TEST_P(FitCounts, EveryEpochTrainsOnTheSameSamplesInTheSameOrder) {
-  const FitReport report = fit_case(GetParam(), /*persistent=*/true);
-  const FitReport reference = fit_case({Variant::vanilla, data::StartMethod::thread, 1}, true);
-  ASSERT_EQ(report.epochs.size(), static_cast<std::size_t>(kEpochs));
-  for (int epoch = 0; epoch < kEpochs; ++epoch) {
-    EXPECT_EQ(report.epochs[epoch].train_order_digest, reference.epochs[epoch].train_order_digest)
-        << "epoch " << epoch;
-    EXPECT_EQ(report.epochs[epoch].train_samples, 16) << "epoch " << epoch;
-    EXPECT_EQ(report.epochs[epoch].val_batches, 3) << "epoch " << epoch;
-  }
-  EXPECT_NE(report.epochs[0].train_order_digest, report.epochs[1].train_order_digest);
+  expect_reference_order(report);
 }
 
 std::vector<FitCase> all_cases() {
