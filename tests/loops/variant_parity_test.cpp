@@ -2,12 +2,21 @@
 // same order and gets bit-identical losses.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "app/variants/fit_report.h"
 #include "harness/workload/fashion_mnist_module.h"
 #include "tests/support/fixtures.h"
 
 namespace dlreset::variants {
 namespace {
+
+/// The synthetic labels (i % 10) cannot be learnt from these features in 12 steps, so a sound fit
+/// stays at chance, a cross-entropy of ln 10 = 2.3026 for 10 classes, and one that diverges
+/// leaves it. Calibrated on this fit (seeds 3 and 7): the train and val losses of its 3 epochs
+/// were 2.2914 to 2.3118, at most 0.012 from ln 10; the bound allows four times that.
+constexpr double kChanceLoss = 2.302585092994046;
+constexpr double kChanceTolerance = 0.05;
 
 FitReport fit_cnn(Variant variant, int workers) {
   data::DataLoaderOptions options;
@@ -45,15 +54,26 @@ TEST(VariantParity, EveryVariantGetsBitIdenticalLossesOnCpu) {
           << to_string(variant) << " epoch " << epoch;
     }
   }
-  EXPECT_LT(reference.epochs[2].train_loss, reference.epochs[0].train_loss * 1.5)
-      << "training diverged";
+  for (std::size_t epoch = 0; epoch < 3; ++epoch) {
+    EXPECT_NEAR(reference.epochs[epoch].train_loss, kChanceLoss, kChanceTolerance)
+        << "training left chance level (diverged?) in epoch " << epoch;
+    EXPECT_NEAR(reference.epochs[epoch].val_loss, kChanceLoss, kChanceTolerance)
+        << "validation left chance level (diverged?) in epoch " << epoch;
+  }
 }
 
 TEST(VariantParity, WorkersDoNotChangeTheResult) {
   const FitReport in_process = fit_cnn(Variant::buggy, 0);
   const FitReport with_workers = fit_cnn(Variant::buggy, 2);
+  ASSERT_EQ(in_process.epochs.size(), 3u);
+  ASSERT_EQ(with_workers.epochs.size(), 3u);
   for (std::size_t epoch = 0; epoch < 3; ++epoch) {
-    EXPECT_EQ(in_process.epochs[epoch].train_loss, with_workers.epochs[epoch].train_loss);
+    EXPECT_EQ(in_process.epochs[epoch].train_order_digest, with_workers.epochs[epoch].train_order_digest)
+        << "epoch " << epoch;
+    EXPECT_EQ(in_process.epochs[epoch].train_loss, with_workers.epochs[epoch].train_loss)
+        << "epoch " << epoch;
+    EXPECT_EQ(in_process.epochs[epoch].val_loss, with_workers.epochs[epoch].val_loss)
+        << "epoch " << epoch;
   }
 }
 
