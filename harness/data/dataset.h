@@ -60,7 +60,8 @@ class Dataset {
   double last_load_seconds_ = 0.0;
 };
 
-/// Rebuilds a dataset from `Dataset::spec()`. Throws DatasetError for an unknown kind.
+/// Rebuilds a dataset from `Dataset::spec()`, by the factory registered for its kind
+/// (DatasetRegistry). Throws DatasetError for an unknown kind.
 std::unique_ptr<Dataset> make_dataset(const std::string& spec);
 
 }  // namespace dlreset::data

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <sys/stat.h>
 
+#include "harness/data/dataset_registry.h"
 #include "harness/data/errors.h"
 #include "harness/data/idx_reader.h"
 
@@ -111,6 +112,18 @@ std::string IdxDataset::spec() const {
                          {"std", options_.std}};
   return spec.dump();
 }
+
+std::unique_ptr<IdxDataset> IdxDataset::from_spec(const std::string& text) {
+  const nlohmann::json spec = nlohmann::json::parse(text);
+  IdxDatasetOptions options;
+  options.images_path = spec.at("images").get<std::string>();
+  options.labels_path = spec.at("labels").get<std::string>();
+  options.mean = spec.at("mean").get<float>();
+  options.std = spec.at("std").get<float>();
+  return std::make_unique<IdxDataset>(std::move(options));
+}
+
+DLRESET_REGISTER_DATASET("idx", IdxDataset)
 
 std::unique_ptr<IdxDataset> make_fashion_mnist(const std::string& root, const std::string& split) {
   if (split != "train" && split != "t10k") {

@@ -32,6 +32,9 @@ class IdxDataset : public Dataset {
   std::unique_ptr<Dataset> clone() const override;
   std::string spec() const override;
 
+  /// Rebuilds from the JSON that `spec()` writes (kind "idx").
+  static std::unique_ptr<IdxDataset> from_spec(const std::string& spec);
+
   /// Loads now if not loaded yet (what the first `get` does).
   void load();
   bool loaded() const { return data_ != nullptr; }

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "harness/data/dataset_registry.h"
 #include "harness/data/errors.h"
 #include "harness/data/worker/worker_info.h"
 
@@ -48,5 +49,7 @@ std::unique_ptr<ProbeDataset> ProbeDataset::from_spec(const std::string& text) {
   const nlohmann::json spec = nlohmann::json::parse(text);
   return std::make_unique<ProbeDataset>(spec.at("size").get<std::int64_t>());
 }
+
+DLRESET_REGISTER_DATASET("probe", ProbeDataset)
 
 }  // namespace dlreset::data

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <unistd.h>
 
+#include "harness/data/dataset_registry.h"
 #include "harness/data/errors.h"
 #include "harness/data/splitmix64.h"
 #include "harness/data/worker/worker_info.h"
@@ -110,5 +111,7 @@ std::unique_ptr<SyntheticDataset> SyntheticDataset::from_spec(const std::string&
   options.hang_at = spec.at("hang_at").get<std::int64_t>();
   return std::make_unique<SyntheticDataset>(std::move(options));
 }
+
+DLRESET_REGISTER_DATASET("synthetic", SyntheticDataset)
 
 }  // namespace dlreset::data
