@@ -1,15 +1,12 @@
 #include "harness/data/synthetic_dataset.h"
 
-#include <csignal>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
-#include <unistd.h>
 
 #include "harness/data/dataset_registry.h"
 #include "harness/data/errors.h"
 #include "harness/data/splitmix64.h"
-#include "harness/data/worker/worker_info.h"
 
 namespace dlreset::data {
 
@@ -47,28 +44,6 @@ std::int64_t SyntheticDataset::get(std::int64_t index, float* features) {
                             " samples");
   }
   load();
-  if (index == options_.throw_at) {
-    throw std::runtime_error("SyntheticDataset was told to fail at sample " +
-                             std::to_string(index));
-  }
-  if (index == options_.crash_at) {
-    const WorkerInfo* worker = get_worker_info();
-    if (worker == nullptr || !worker->in_own_process) {
-      throw std::logic_error("SyntheticDataset's crash_at needs a process worker (fork or spawn); "
-                             "it would kill this whole process");
-    }
-    ::kill(::getpid(), SIGKILL);
-  }
-  if (index == options_.hang_at) {
-    const WorkerInfo* worker = get_worker_info();
-    if (worker == nullptr) {
-      throw std::logic_error("SyntheticDataset's hang_at needs a worker; in the main process it "
-                             "would hang forever");
-    }
-    worker->wait_until_stop_requested();
-    throw std::runtime_error("SyntheticDataset's hang at sample " + std::to_string(index) +
-                             " ended because the worker was told to stop");
-  }
   const std::int64_t numel = sample_numel();
   features[0] = static_cast<float>(index);
   features[1] = static_cast<float>(options_.marker);
@@ -91,10 +66,7 @@ std::string SyntheticDataset::spec() const {
                          {"sample_shape", options_.sample_shape},
                          {"num_classes", options_.num_classes},
                          {"marker", options_.marker},
-                         {"load_work", options_.load_work},
-                         {"throw_at", options_.throw_at},
-                         {"crash_at", options_.crash_at},
-                         {"hang_at", options_.hang_at}};
+                         {"load_work", options_.load_work}};
   return spec.dump();
 }
 
@@ -106,9 +78,6 @@ std::unique_ptr<SyntheticDataset> SyntheticDataset::from_spec(const std::string&
   options.num_classes = spec.at("num_classes").get<std::int64_t>();
   options.marker = spec.at("marker").get<double>();
   options.load_work = spec.at("load_work").get<std::int64_t>();
-  options.throw_at = spec.at("throw_at").get<std::int64_t>();
-  options.crash_at = spec.at("crash_at").get<std::int64_t>();
-  options.hang_at = spec.at("hang_at").get<std::int64_t>();
   return std::make_unique<SyntheticDataset>(std::move(options));
 }
 

@@ -20,12 +20,6 @@ struct SyntheticDatasetOptions {
   /// Pseudo-random numbers generated and summed by each load: real, tunable work that stands
   /// for reading and decoding a dataset, never a sleep.
   std::int64_t load_work = 0;
-  /// Faults, off at -1. `get(throw_at)` throws std::runtime_error. `get(crash_at)` kills its
-  /// own process with SIGKILL (process workers only). `get(hang_at)` blocks until the worker is
-  /// told to stop (workers only).
-  std::int64_t throw_at = -1;
-  std::int64_t crash_at = -1;
-  std::int64_t hang_at = -1;
 };
 
 /// Sample i has features {i, marker, f(i, 2), f(i, 3), ...} and label i % num_classes.

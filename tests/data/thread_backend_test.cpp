@@ -17,12 +17,15 @@
 #include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/trace/event_log.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/fault_dataset.h"
 #include "tests/support/process_census.h"
 
 namespace dlreset::data {
 namespace {
 
+using ::dlreset::testing::FaultDatasetOptions;
 using ::dlreset::testing::ProcessCensus;
+using ::dlreset::testing::fault_loader;
 using ::dlreset::testing::run_epoch;
 using ::dlreset::testing::synthetic_loader;
 using ::testing::HasSubstr;
@@ -102,11 +105,11 @@ TEST(ThreadBackend, ResetMidEpochDropsTheResultsStillOnTheirWay) {
 }
 
 TEST(ThreadBackend, WorkerExceptionCrossesToTheMainThread) {
-  SyntheticDatasetOptions dataset;
+  FaultDatasetOptions dataset;
   dataset.throw_at = 4;
   DataLoaderOptions options = thread_options(2, false);
   options.shuffle = false;
-  auto loader = synthetic_loader(12, options, dataset);
+  auto loader = fault_loader(12, options, dataset);
   auto it = loader->iter();
   ASSERT_TRUE(base(it).next_raw());
   try {
@@ -120,14 +123,14 @@ TEST(ThreadBackend, WorkerExceptionCrossesToTheMainThread) {
 }
 
 TEST(ThreadBackend, HungWorkerTimesOutAndIsStoppedOnShutdown) {
-  SyntheticDatasetOptions dataset;
+  FaultDatasetOptions dataset;
   dataset.hang_at = 0;
   DataLoaderOptions options = thread_options(1, false);
   options.shuffle = false;
   options.timeout_s = 0.3;
   const auto start = Clock::now();
   {
-    auto loader = synthetic_loader(6, options, dataset);
+    auto loader = fault_loader(6, options, dataset);
     auto it = loader->iter();
     EXPECT_THROW(base(it).next_raw(), DataLoaderTimeoutError);
   }
@@ -135,11 +138,11 @@ TEST(ThreadBackend, HungWorkerTimesOutAndIsStoppedOnShutdown) {
 }
 
 TEST(ThreadBackend, InterruptFromAnotherThreadEndsTheWait) {
-  SyntheticDatasetOptions dataset;
+  FaultDatasetOptions dataset;
   dataset.hang_at = 0;
   DataLoaderOptions options = thread_options(1, false);
   options.shuffle = false;
-  auto loader = synthetic_loader(6, options, dataset);
+  auto loader = fault_loader(6, options, dataset);
   auto it = loader->iter();
   std::thread signaller([] {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -45,11 +45,14 @@
 #include "harness/data/probe_dataset.h"
 #include "harness/data/synthetic_dataset.h"
 #include "harness/data/worker/worker_info.h"
+#include "tests/support/fault_dataset.h"
 #include "tests/support/process_census.h"
 
 namespace dlreset::data {
 namespace {
 
+using ::dlreset::testing::FaultDataset;
+using ::dlreset::testing::FaultDatasetOptions;
 using ::dlreset::testing::ProcessCensus;
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
@@ -692,15 +695,15 @@ TEST_P(TorchDataLoader, test_segfault) {
 TEST_P(TorchDataLoader, test_timeout) {
   const ProcessCensus baseline = ProcessCensus::take();
   {
-    SyntheticDatasetOptions dataset;
-    dataset.size = 10;
+    FaultDatasetOptions dataset;
+    dataset.samples.size = 10;
     dataset.hang_at = 0;
     DataLoaderOptions options;
     options.batch_size = 2;
     options.num_workers = 2;
     options.timeout_s = 0.25;
     std::shared_ptr<DataLoader> loader =
-        torch_loader(std::make_shared<SyntheticDataset>(dataset), options, GetParam());
+        torch_loader(std::make_shared<FaultDataset>(dataset), options, GetParam());
     std::shared_ptr<BatchIterator> it = loader->iter();
     try {
       it->next();

@@ -14,12 +14,15 @@
 #include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/data/worker/worker_pool.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/fault_dataset.h"
 #include "tests/support/process_census.h"
 
 namespace dlreset::data {
 namespace {
 
+using ::dlreset::testing::FaultDatasetOptions;
 using ::dlreset::testing::ProcessCensus;
+using ::dlreset::testing::fault_loader;
 using ::dlreset::testing::synthetic_loader;
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
@@ -62,9 +65,9 @@ void expect_clean(const ProcessCensus& baseline) {
 TEST_P(AnyBackend, WorkerExceptionIsRaisedInTheMainProcessWithWorkerAndMessage) {
   const ProcessCensus baseline = ProcessCensus::take();
   {
-    SyntheticDatasetOptions dataset;
+    FaultDatasetOptions dataset;
     dataset.throw_at = 5;  // batch 2, which worker 0 serves
-    auto loader = synthetic_loader(12, worker_options(GetParam(), 2), dataset);
+    auto loader = fault_loader(12, worker_options(GetParam(), 2), dataset);
     auto it = loader->iter();
     ASSERT_TRUE(it->next());
     ASSERT_TRUE(it->next());
@@ -88,11 +91,11 @@ TEST_P(AnyBackend, HungWorkerTimesOutWithPyTorchsMessage) {
   const ProcessCensus baseline = ProcessCensus::take();
   const auto start = Clock::now();
   {
-    SyntheticDatasetOptions dataset;
+    FaultDatasetOptions dataset;
     dataset.hang_at = 0;
     DataLoaderOptions options = worker_options(GetParam(), 1);
     options.timeout_s = 1;
-    auto loader = synthetic_loader(8, options, dataset);
+    auto loader = fault_loader(8, options, dataset);
     auto it = loader->iter();
     try {
       it->next();
@@ -134,9 +137,9 @@ TEST_P(AnyBackend, LoaderDestroyedWhileAWorkerHangsDoesNotWaitForever) {
   const ProcessCensus baseline = ProcessCensus::take();
   const auto start = Clock::now();
   {
-    SyntheticDatasetOptions dataset;
+    FaultDatasetOptions dataset;
     dataset.hang_at = 2;  // batch 1: worker 1 hangs, with no timeout set
-    auto loader = synthetic_loader(12, worker_options(GetParam(), 2), dataset);
+    auto loader = fault_loader(12, worker_options(GetParam(), 2), dataset);
     auto it = loader->iter();
     ASSERT_TRUE(it->next());
   }
@@ -148,9 +151,9 @@ TEST_P(AnyBackend, InterruptEndsAWaitForAHungWorker) {
   const ProcessCensus baseline = ProcessCensus::take();
   const auto start = Clock::now();
   {
-    SyntheticDatasetOptions dataset;
+    FaultDatasetOptions dataset;
     dataset.hang_at = 0;  // no timeout: only the interrupt can end the wait
-    auto loader = synthetic_loader(8, worker_options(GetParam(), 1), dataset);
+    auto loader = fault_loader(8, worker_options(GetParam(), 1), dataset);
     auto it = loader->iter();
     // A signal handler would run on whatever thread the kernel picks: another thread it is.
     std::thread signaller([] {
@@ -230,11 +233,11 @@ TEST_P(ProcessBackend, WorkerKilledWhileTheHandshakeWaitsForItsAckIsReported) {
   const ProcessCensus baseline = ProcessCensus::take();
   std::vector<std::int64_t> pids;
   {
-    SyntheticDatasetOptions dataset;
+    FaultDatasetOptions dataset;
     dataset.hang_at = 2;  // batch 1: worker 1 hangs in epoch 1 and cannot ack the resume
     DataLoaderOptions options = worker_options(GetParam(), 2);
     options.persistent_workers = true;
-    auto loader = synthetic_loader(20, options, dataset);
+    auto loader = fault_loader(20, options, dataset);
     auto it = loader->iter();
     ASSERT_TRUE(it->next());
     pids = dynamic_cast<MultiProcessingDataLoaderIter&>(*it).worker_pids();
@@ -341,9 +344,9 @@ TEST_P(ProcessBackend, WorkerKilledMidEpochIsReportedWithItsSignal) {
 TEST_P(ProcessBackend, WorkerThatCrashesOnASampleIsReported) {
   const ProcessCensus baseline = ProcessCensus::take();
   {
-    SyntheticDatasetOptions dataset;
+    FaultDatasetOptions dataset;
     dataset.crash_at = 2;  // batch 1: worker 1
-    auto loader = synthetic_loader(12, worker_options(GetParam(), 2), dataset);
+    auto loader = fault_loader(12, worker_options(GetParam(), 2), dataset);
     auto it = loader->iter();
     try {
       while (it->next()) {

@@ -21,6 +21,7 @@
 #include "harness/data/synthetic_dataset.h"
 #include "harness/trace/event_log.h"
 #include "tests/support/command.h"
+#include "tests/support/fault_dataset.h"
 #include "tests/support/python_torch.h"
 
 namespace dlreset::data {
@@ -238,9 +239,9 @@ std::string without_insertions(std::string text) {
 }
 
 std::string our_error(const std::string& name) {
-  SyntheticDatasetOptions dataset;
-  dataset.size = 37;
-  dataset.sample_shape = {3};
+  testing::FaultDatasetOptions dataset;
+  dataset.samples.size = 37;
+  dataset.samples.sample_shape = {3};
   DataLoaderOptions options;
   options.name = "oracle";
   options.batch_size = 5;
@@ -256,7 +257,7 @@ std::string our_error(const std::string& name) {
     options.persistent_workers = true;
   }
   try {
-    DataLoader loader(std::make_shared<SyntheticDataset>(dataset), options);
+    DataLoader loader(std::make_shared<testing::FaultDataset>(dataset), options);
     std::shared_ptr<BatchIterator> iterator = loader.iter();
     while (iterator->next()) {
     }

@@ -1,8 +1,6 @@
 // Mirrors torch.utils.data.get_worker_info() (torch/utils/data/_utils/worker.py @ v1.13.1).
 #include "harness/data/worker/worker_info.h"
 
-#include "harness/data/worker/worker_endpoint.h"
-
 namespace dlreset::data {
 
 namespace {
@@ -10,10 +8,6 @@ namespace {
 /// must see its own info, not another worker's.
 thread_local const WorkerInfo* current_worker_info = nullptr;
 }  // namespace
-
-void WorkerInfo::wait_until_stop_requested() const {
-  if (endpoint != nullptr) endpoint->wait_until_exit_requested();
-}
 
 const WorkerInfo* get_worker_info() { return current_worker_info; }
 

@@ -7,7 +7,6 @@
 namespace dlreset::data {
 
 class Dataset;
-class WorkerEndpoint;
 
 /// What a worker knows about itself. Null outside a worker (`get_worker_info()`).
 struct WorkerInfo {
@@ -19,10 +18,6 @@ struct WorkerInfo {
   Dataset* dataset = nullptr;
   /// True for fork and spawn workers: they can be killed without killing the main process.
   bool in_own_process = false;
-  WorkerEndpoint* endpoint = nullptr;
-
-  /// Blocks until the parent asks this worker to exit.
-  void wait_until_stop_requested() const;
 };
 
 /// The calling worker's info, or null in the main process (or any non-worker thread).

@@ -1,0 +1,90 @@
+#include "tests/support/fault_dataset.h"
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <csignal>
+#include <stdexcept>
+
+#include "harness/data/dataset_registry.h"
+#include "harness/data/splitmix64.h"
+#include "harness/data/worker/worker_info.h"
+#include "harness/data/worker/worker_loop.h"
+
+namespace dlreset::testing {
+
+FaultDataset::FaultDataset(FaultDatasetOptions options)
+    : SyntheticDataset(options.samples), faults_(std::move(options)) {}
+
+std::int64_t FaultDataset::get(std::int64_t index, float* features) {
+  const std::int64_t label = SyntheticDataset::get(index, features);
+  if (!faults_.sample_work.empty()) {
+    const std::int64_t work =
+        faults_.sample_work[static_cast<std::size_t>(index) % faults_.sample_work.size()];
+    double sum = 0.0;
+    for (std::int64_t i = 0; i < work; ++i) {
+      sum += static_cast<double>(data::splitmix64(static_cast<std::uint64_t>(index + i)) >> 11);
+    }
+    work_checksum_ += sum;
+  }
+  if (index == faults_.throw_at) {
+    throw std::runtime_error("FaultDataset was told to fail at sample " + std::to_string(index));
+  }
+  if (index == faults_.crash_at) {
+    const data::WorkerInfo* worker = data::get_worker_info();
+    if (worker == nullptr || !worker->in_own_process) {
+      throw std::logic_error("FaultDataset's crash_at needs a process worker (fork or spawn); it "
+                             "would kill this whole process");
+    }
+    ::kill(::getpid(), SIGKILL);
+  }
+  if (index == faults_.hang_at) {
+    data::WorkerEndpoint* endpoint = data::current_worker_endpoint();
+    if (endpoint == nullptr) {
+      throw std::logic_error("FaultDataset's hang_at needs a worker; in the main process it would "
+                             "hang forever");
+    }
+    endpoint->wait_until_exit_requested();
+    throw std::runtime_error("FaultDataset's hang at sample " + std::to_string(index) +
+                             " ended because the worker was told to stop");
+  }
+  return label;
+}
+
+std::unique_ptr<data::Dataset> FaultDataset::clone() const {
+  auto copy = std::make_unique<FaultDataset>(*this);
+  copy->reset_load_count();
+  return copy;
+}
+
+std::string FaultDataset::spec() const {
+  nlohmann::json spec = nlohmann::json::parse(SyntheticDataset::spec());
+  spec["kind"] = "fault";
+  spec["throw_at"] = faults_.throw_at;
+  spec["crash_at"] = faults_.crash_at;
+  spec["hang_at"] = faults_.hang_at;
+  spec["sample_work"] = faults_.sample_work;
+  return spec.dump();
+}
+
+std::unique_ptr<FaultDataset> FaultDataset::from_spec(const std::string& text) {
+  const nlohmann::json spec = nlohmann::json::parse(text);
+  FaultDatasetOptions options;
+  options.samples = SyntheticDataset::from_spec(text)->options();
+  options.throw_at = spec.at("throw_at").get<std::int64_t>();
+  options.crash_at = spec.at("crash_at").get<std::int64_t>();
+  options.hang_at = spec.at("hang_at").get<std::int64_t>();
+  options.sample_work = spec.at("sample_work").get<std::vector<std::int64_t>>();
+  return std::make_unique<FaultDataset>(std::move(options));
+}
+
+DLRESET_REGISTER_DATASET("fault", FaultDataset)
+
+std::shared_ptr<data::DataLoader> fault_loader(std::int64_t size, data::DataLoaderOptions options,
+                                               FaultDatasetOptions dataset) {
+  dataset.samples.size = size;
+  return std::make_shared<data::DataLoader>(std::make_shared<FaultDataset>(std::move(dataset)),
+                                            std::move(options));
+}
+
+}  // namespace dlreset::testing
