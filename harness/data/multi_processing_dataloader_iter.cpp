@@ -150,6 +150,7 @@ std::optional<RawBatch> MultiProcessingDataLoaderIter::next_data() {
     --tasks_outstanding_;
     if (result.send_idx != rcvd_idx_) {
       // Came back early: keep it until its turn.
+      ++results_held_for_their_turn_;
       task_info_[result.send_idx].result = std::move(result);
       continue;
     }

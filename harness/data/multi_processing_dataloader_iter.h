@@ -36,6 +36,10 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   /// result has come back. Unlike tasks_outstanding() it does not depend on which worker
   /// answered first, so it can be compared with torch's step by step. A test hook.
   std::int64_t index_batches_pending() const { return send_idx_ - rcvd_idx_; }
+  /// Results that came back before their turn and were kept in _task_info until it came: the
+  /// proof that workers finished out of order while batches still went out in order. A test
+  /// hook.
+  std::int64_t results_held_for_their_turn() const { return results_held_for_their_turn_; }
 
   bool workers_shut_down() const { return shutdown_; }
   std::vector<std::int64_t> worker_pids() const;
@@ -69,6 +73,7 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   /// `_tasks_outstanding`: index batches sent whose result has not come back. PyTorch asserts
   /// it stays below prefetch_factor × num_workers before each send; so does try_put_index.
   int tasks_outstanding_ = 0;
+  std::int64_t results_held_for_their_turn_ = 0;
   int worker_queue_idx_ = 0;
   bool shutdown_ = false;
 };

@@ -10,6 +10,7 @@
 #include "harness/data/errors.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/data/worker/worker_info.h"
+#include "tests/support/fault_dataset.h"
 #include "tests/support/fixtures.h"
 
 namespace dlreset::data {
@@ -67,16 +68,42 @@ INSTANTIATE_TEST_SUITE_P(
                       LoaderCase{3, StartMethod::spawn, true}),
     case_name);
 
-TEST(DataLoader, DeliversBatchesInSendOrderWhateverOrderWorkersFinish) {
+/// Batches go to the workers in turn (batch b to worker b % 3), so making every sample of
+/// worker 0's batches cost some 10^7 draws, and the others none, has workers 1 and 2 finish
+/// their batches before worker 0 finishes the one in front of them, round after round.
+class InOrderDelivery : public ::testing::TestWithParam<StartMethod> {};
+
+TEST_P(InOrderDelivery, BatchesComeInSendOrderThoughWorkersFinishOutOfOrder) {
+  constexpr std::int64_t kSamples = 90;  // 30 batches of 3: 10 rounds of the 3 workers
   DataLoaderOptions options;
   options.batch_size = 3;
   options.num_workers = 3;
-  options.start_method = StartMethod::thread;
-  auto loader = synthetic_loader(100, options);
-  std::vector<std::int64_t> all(100);
+  options.start_method = GetParam();
+  testing::FaultDatasetOptions dataset;
+  dataset.sample_work.assign(kSamples, 0);
+  for (std::int64_t i = 0; i < kSamples; ++i) {
+    if ((i / options.batch_size) % options.num_workers == 0) dataset.sample_work[i] = 10'000'000;
+  }
+  auto loader = testing::fault_loader(kSamples, options, dataset);
+  auto it = loader->iter();
+  std::vector<std::int64_t> seen;
+  while (std::optional<Batch> batch = it->next()) {
+    seen.insert(seen.end(), batch->indices.begin(), batch->indices.end());
+  }
+  std::vector<std::int64_t> all(kSamples);
   std::iota(all.begin(), all.end(), 0);
-  EXPECT_EQ(run_epoch(*loader), all);
+  EXPECT_EQ(seen, all);
+  const auto& workers = dynamic_cast<MultiProcessingDataLoaderIter&>(*it);
+  EXPECT_GE(workers.results_held_for_their_turn(), 1)
+      << "no worker finished out of order, so the order of delivery was not put to the test";
 }
+
+INSTANTIATE_TEST_SUITE_P(StartMethods, InOrderDelivery,
+                         ::testing::Values(StartMethod::thread, StartMethod::fork,
+                                           StartMethod::spawn),
+                         [](const ::testing::TestParamInfo<StartMethod>& info) {
+                           return std::string(to_string(info.param));
+                         });
 
 TEST(DataLoader, SameSeedGivesSameOrderWithAnyNumberOfWorkers) {
   std::vector<std::vector<std::int64_t>> orders;
