@@ -15,9 +15,10 @@
 #include "harness/data/errors.h"
 #include "harness/data/interrupt.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
+#include "harness/data/worker/status_check.h"
 #include "harness/trace/event_log.h"
-#include "tests/support/fixtures.h"
 #include "tests/support/fault_dataset.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/process_census.h"
 
 namespace dlreset::data {
@@ -30,6 +31,9 @@ using ::dlreset::testing::run_epoch;
 using ::dlreset::testing::synthetic_loader;
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
+
+constexpr double kStatusCheckIntervalS =
+    std::chrono::duration<double>(data::kStatusCheckInterval).count();
 
 DataLoaderOptions thread_options(int workers, bool persistent) {
   DataLoaderOptions options;
@@ -134,7 +138,10 @@ TEST(ThreadBackend, HungWorkerTimesOutAndIsStoppedOnShutdown) {
     auto it = loader->iter();
     EXPECT_THROW(base(it).next_raw(), DataLoaderTimeoutError);
   }
-  EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 5.0);
+  // The timeout is 0.3 s and the hung worker ends as soon as it is told to stop: the whole test
+  // takes about 0.3 s here. A bound of PyTorch's 5 s status-check interval says "never waits for
+  // the worker", not how fast.
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), kStatusCheckIntervalS);
 }
 
 TEST(ThreadBackend, InterruptFromAnotherThreadEndsTheWait) {
