@@ -50,15 +50,17 @@ void BaseDataLoaderIter::reset(bool /*first_iter*/) {
   num_yielded_ = 0;
 }
 
+void note_worker_spawn(LoaderState& state, int worker_id, std::int64_t pid, double time_s) {
+  state.stats.worker_spawns.fetch_add(1);
+  trace::EventLog::global().record(
+      trace::worker_event(trace::EventKind::worker_spawn, state.options.name, worker_id, pid, time_s));
+}
+
 void note_dataset_load(LoaderState& state, int worker_id, std::int64_t pid, double time_s,
                        double duration_s) {
   state.stats.dataset_loads.fetch_add(1);
-  trace::Event event;
-  event.kind = trace::EventKind::dataset_loaded;
-  event.time_s = time_s;
-  event.loader = state.options.name;
-  event.worker_id = worker_id;
-  event.pid = pid;
+  trace::Event event = trace::worker_event(trace::EventKind::dataset_loaded, state.options.name,
+                                           worker_id, pid, time_s);
   event.duration_s = duration_s;
   trace::EventLog::global().record(std::move(event));
 }

@@ -47,6 +47,9 @@ class BaseDataLoaderIter : public BatchIterator {
   std::int64_t num_yielded_ = 0;
 };
 
+/// Counts a worker's launch and logs it: the one place either happens, so the loader's count
+/// and the event log cannot disagree.
+void note_worker_spawn(LoaderState& state, int worker_id, std::int64_t pid, double time_s);
 /// Counts a dataset load and logs it (from the main process or a worker's report).
 void note_dataset_load(LoaderState& state, int worker_id, std::int64_t pid, double time_s,
                        double duration_s);

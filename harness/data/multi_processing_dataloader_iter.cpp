@@ -12,16 +12,14 @@ namespace dlreset::data {
 namespace {
 
 void on_worker_lifecycle(LoaderState& state, const Message& message) {
-  if (message.type == MessageType::dataset_loaded) {
+  if (message.type == MessageType::spawned) {
+    note_worker_spawn(state, message.worker_id, message.pid, message.time_s);
+  } else if (message.type == MessageType::dataset_loaded) {
     note_dataset_load(state, message.worker_id, message.pid, message.time_s, message.duration_s);
   } else if (message.type == MessageType::started) {
-    trace::Event event;
-    event.kind = trace::EventKind::worker_started;
-    event.time_s = message.time_s;
-    event.loader = state.options.name;
-    event.worker_id = message.worker_id;
-    event.pid = message.pid;
-    trace::EventLog::global().record(std::move(event));
+    trace::EventLog::global().record(trace::worker_event(trace::EventKind::worker_started,
+                                                         state.options.name, message.worker_id,
+                                                         message.pid, message.time_s));
   }
 }
 
@@ -51,7 +49,6 @@ MultiProcessingDataLoaderIter::MultiProcessingDataLoaderIter(std::shared_ptr<Loa
                             [state = state_](const Message& message) {
                               on_worker_lifecycle(*state, message);
                             });
-  state_->stats.worker_spawns.fetch_add(num_workers_);
   reset(/*first_iter=*/true);
 }
 

@@ -19,6 +19,17 @@ const char* to_string(EventKind kind) {
   return "unknown";
 }
 
+Event worker_event(EventKind kind, std::string loader, int worker_id, std::int64_t pid,
+                   double time_s) {
+  Event event;
+  event.kind = kind;
+  event.time_s = time_s;
+  event.loader = std::move(loader);
+  event.worker_id = worker_id;
+  event.pid = pid;
+  return event;
+}
+
 double monotonic_now_s() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);

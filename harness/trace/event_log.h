@@ -41,6 +41,11 @@ struct Event {
   std::shared_ptr<const StackCapture> stack;
 };
 
+/// The one place a worker's event is built (spawn, start, load, shutdown, exit), whoever records
+/// it: the pools, the iterator, or the report of a worker.
+Event worker_event(EventKind kind, std::string loader, int worker_id, std::int64_t pid,
+                   double time_s);
+
 /// Where the loops are, so that an event recorded deep inside a DataLoader knows its epoch.
 struct EventContext {
   int epoch = -1;

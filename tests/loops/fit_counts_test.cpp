@@ -64,6 +64,25 @@ void expect_reference_order(const FitReport& report) {
       << "the shuffle did not change between epochs";
 }
 
+/// The loader's counters and the event log record the same facts, each at one place; they must
+/// agree, loader by loader.
+void expect_events_agree_with_counters(const FitReport& report) {
+  for (const auto& [name, loader] : {std::pair{"train", &report.train}, std::pair{"val", &report.val}}) {
+    std::int64_t spawns = 0;
+    std::int64_t loads = 0;
+    std::int64_t resets = 0;
+    for (const trace::Event& event : report.events) {
+      if (event.loader != name) continue;
+      spawns += event.kind == trace::EventKind::worker_spawn;
+      loads += event.kind == trace::EventKind::dataset_loaded;
+      resets += event.kind == trace::EventKind::iterator_reset;
+    }
+    EXPECT_EQ(spawns, loader->counters.worker_spawns) << name << ": spawn events";
+    EXPECT_EQ(loads, loader->counters.dataset_loads) << name << ": dataset_loaded events";
+    EXPECT_EQ(resets, loader->counters.iterator_resets) << name << ": iterator_reset events";
+  }
+}
+
 /// One fit per test: each fit is checked for everything the table says of it.
 class FitCounts : public ::testing::TestWithParam<FitCase> {};
 
@@ -95,6 +114,7 @@ TEST_P(FitCounts, PersistentWorkersSpawnAndAreNulledAsTheTableSays) {
   EXPECT_EQ(report.val.counters.iterator_resets,
             report.val.resets_during_fit + report.val.resets_at_teardown);
 
+  expect_events_agree_with_counters(report);
   expect_reference_order(report);
 }
 
@@ -110,6 +130,7 @@ TEST_P(FitCounts, FreshWorkersAreSpawnedForEveryPassWhateverTheVariant) {
   EXPECT_EQ(report.val.counters.dataset_loads, report.val.counters.worker_spawns);
   EXPECT_EQ(report.train.counters.iterator_resets, 0) << "a fresh iterator never sits in the field";
   EXPECT_EQ(report.val.counters.iterator_resets, 0);
+  expect_events_agree_with_counters(report);
   expect_reference_order(report);
 }
 

@@ -71,7 +71,7 @@ ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunc
       ::close(fds[1]);
       worker.pidfd = open_pidfd(worker.pid);
       workers_.push_back(std::move(worker));
-      record(static_cast<int>(trace::EventKind::worker_spawn), workers_.back());
+      report_spawn(workers_.back());
     }
   } catch (...) {
     shutdown(kStatusCheckInterval);
@@ -81,14 +81,20 @@ ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunc
 
 ProcessWorkerPool::~ProcessWorkerPool() { shutdown(kStatusCheckInterval); }
 
+void ProcessWorkerPool::report_spawn(const Worker& worker) const {
+  if (!on_lifecycle_) return;
+  Message spawned;
+  spawned.type = MessageType::spawned;
+  spawned.worker_id = worker.id;
+  spawned.pid = worker.pid;
+  spawned.time_s = trace::monotonic_now_s();
+  on_lifecycle_(spawned);
+}
+
 void ProcessWorkerPool::record(int kind, const Worker& worker) const {
-  trace::Event event;
-  event.kind = static_cast<trace::EventKind>(kind);
-  event.time_s = trace::monotonic_now_s();
-  event.loader = loader_;
-  event.worker_id = worker.id;
-  event.pid = worker.pid;
-  trace::EventLog::global().record(std::move(event));
+  trace::EventLog::global().record(trace::worker_event(static_cast<trace::EventKind>(kind), loader_,
+                                                       worker.id, worker.pid,
+                                                       trace::monotonic_now_s()));
 }
 
 void ProcessWorkerPool::reap(Worker& worker, std::chrono::milliseconds timeout, bool kill_after) {

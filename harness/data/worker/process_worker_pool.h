@@ -47,6 +47,8 @@ class ProcessWorkerPool : public WorkerPool {
     int error = 0;             ///< errno when `ready` is -1.
   };
   ChannelWait wait_for_channels(int timeout_ms, bool skip_at_eof);
+  /// Tells the lifecycle handler that `worker` was launched, as its first report.
+  void report_spawn(const Worker& worker) const;
   void record(int kind, const Worker& worker) const;
 
   std::string loader_;

@@ -90,6 +90,7 @@ const char* to_string(MessageType type) {
     case MessageType::started: return "started";
     case MessageType::dataset_loaded: return "dataset_loaded";
     case MessageType::exiting: return "exiting";
+    case MessageType::spawned: return "spawned";
   }
   return "unknown";
 }
@@ -186,6 +187,10 @@ void FrameDecoder::parse() {
     if (magic != kMagic) throw std::runtime_error("corrupt worker message: bad frame magic");
     if (head > kMaxHeadBytes || features > kMaxFeatures) {
       throw std::runtime_error("corrupt worker message: a frame declares sizes no batch has");
+    }
+    if (static_cast<MessageType>(type) == MessageType::spawned) {
+      // The pool's own report; a frame that claims it would count a spawn that never happened.
+      throw std::runtime_error("corrupt worker message: 'spawned' is never sent on a channel");
     }
     if (available - kHeaderSize < head) return;
     Reader reader(frame + kHeaderSize, head);

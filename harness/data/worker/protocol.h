@@ -28,14 +28,16 @@ enum class MessageType : std::uint32_t {
   started = 19,         ///< The worker's loop began (`pid`, `time_s`).
   dataset_loaded = 20,  ///< The worker's dataset copy finished loading (`duration_s`).
   exiting = 21,         ///< The worker leaves its loop; nothing follows.
+  // parent only, never on a channel
+  spawned = 32,  ///< The pool launched the worker (`pid`, `time_s`): the lifecycle's first report.
 };
 
 const char* to_string(MessageType type);
 
 /// Lifecycle reports are consumed by the pool on the way; the iterator sees only data.
 inline bool is_lifecycle(MessageType type) {
-  return type == MessageType::started || type == MessageType::dataset_loaded ||
-         type == MessageType::exiting;
+  return type == MessageType::spawned || type == MessageType::started ||
+         type == MessageType::dataset_loaded || type == MessageType::exiting;
 }
 
 struct Message {

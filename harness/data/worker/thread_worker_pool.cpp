@@ -56,13 +56,8 @@ class ThreadEndpoint : public WorkerEndpoint {
 };
 
 void record(trace::EventKind kind, const std::string& loader, int worker_id) {
-  trace::Event event;
-  event.kind = kind;
-  event.time_s = trace::monotonic_now_s();
-  event.loader = loader;
-  event.worker_id = worker_id;
-  event.pid = ::getpid();
-  trace::EventLog::global().record(std::move(event));
+  trace::EventLog::global().record(
+      trace::worker_event(kind, loader, worker_id, ::getpid(), trace::monotonic_now_s()));
 }
 
 }  // namespace
@@ -74,7 +69,14 @@ ThreadWorkerPool::ThreadWorkerPool(std::vector<WorkerLaunch> launches, Lifecycle
     auto state = std::make_shared<WorkerState>();
     workers_.push_back(state);
     exited_.push_back(false);
-    record(trace::EventKind::worker_spawn, loader_, launch.config.worker_id);
+    if (on_lifecycle_) {
+      Message spawned;
+      spawned.type = MessageType::spawned;
+      spawned.worker_id = launch.config.worker_id;
+      spawned.pid = ::getpid();
+      spawned.time_s = trace::monotonic_now_s();
+      on_lifecycle_(spawned);
+    }
     threads_.emplace_back([state, shared = shared_, dataset = std::move(launch.dataset),
                            config = std::move(launch.config)]() mutable {
       config.in_own_process = false;
