@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "app/run_options.h"
+#include "app/variants/fit_report.h"
 #include "harness/loops/callback.h"
 #include "harness/profiler/profiler.h"
 #include "harness/trace/event_log.h"
-#include "app/variants/fit_report.h"
 
 namespace dlreset::app {
 

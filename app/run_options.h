@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/data/data_loader_options.h"
 #include "app/variants/variant.h"
+#include "harness/data/data_loader_options.h"
 
 #ifndef DLRESET_DATA_DIR
 #define DLRESET_DATA_DIR "/usr/share/datasets/fashion-mnist"

@@ -4,11 +4,11 @@
 #include <chrono>
 #include <numeric>
 
+#include "app/variants/fit_report.h"
 #include "bench/benches.h"
 #include "bench/support/memory_sampler.h"
 #include "harness/data/data_loader.h"
 #include "harness/data/idx_dataset.h"
-#include "app/variants/fit_report.h"
 #include "harness/workload/fashion_mnist_module.h"
 
 namespace dlreset::bench {

@@ -5,10 +5,10 @@
 #include <memory>
 #include <vector>
 
-#include "harness/data/data_loader.h"
 #include "app/variants/run_recorder.h"
-#include "harness/trace/event_log.h"
 #include "app/variants/variant.h"
+#include "harness/data/data_loader.h"
+#include "harness/trace/event_log.h"
 
 namespace dlreset::variants {
 

@@ -2,10 +2,10 @@
 
 #include <stdexcept>
 
+#include "app/variants/vanilla_fit.h"
 #include "fixed/fetching.h"
 #include "fixed/workaround.h"
 #include "harness/loops/trainer.h"
-#include "app/variants/vanilla_fit.h"
 #include "repro/fetching.h"
 
 namespace dlreset::variants {

@@ -3,8 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/trace/event_log.h"
 #include "app/variants/fit_report.h"
+#include "harness/trace/event_log.h"
 #include "tests/loops/probe_module.h"
 #include "tests/support/fixtures.h"
 

@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/profiler/simple_profiler.h"
 #include "app/variants/fit_report.h"
+#include "harness/profiler/simple_profiler.h"
 #include "tests/loops/probe_module.h"
 #include "tests/support/fixtures.h"
 

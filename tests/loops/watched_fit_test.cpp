@@ -4,9 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "app/variants/fit_report.h"
 #include "harness/testing/failure_capture.h"
 #include "harness/testing/loader_matchers.h"
-#include "app/variants/fit_report.h"
 #include "tests/loops/probe_module.h"
 #include "tests/support/fixtures.h"
 
