@@ -1,6 +1,7 @@
 # What `cmake --install` puts under a prefix: the libraries a training loop of its own needs
-# (dlreset::data, dlreset::trace, dlreset::testing) with their headers and CMake package, the
-# dlreset command with its man page and bash completion, the plot scripts and the docs.
+# (dlreset::data over its torch-free dlreset::data_core, dlreset::trace, dlreset::testing) with
+# their headers and CMake package, the dlreset command with its man page and bash completion,
+# the plot scripts and the docs.
 #
 # Headers keep their repository paths under include/dlreset ("harness/data/data_loader.h" is
 # include/dlreset/harness/data/data_loader.h), because they include one another by those paths;
@@ -13,7 +14,7 @@
 include(CMakePackageConfigHelpers)
 
 set(dlreset_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/dlreset)
-install(TARGETS dlreset_trace dlreset_data dlreset_testing
+install(TARGETS dlreset_trace dlreset_data_core dlreset_data dlreset_testing
   EXPORT dlresetTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dlreset)

@@ -1,11 +1,7 @@
-// Mirrors torch/utils/data/sampler.py @ v1.13.1: SequentialSampler, RandomSampler and BatchSampler.
-#include <ATen/core/Tensor.h>
-#include <ATen/ops/randperm.h>
-
+// Mirrors torch/utils/data/sampler.py @ v1.13.1: SequentialSampler and BatchSampler.
 #include <numeric>
 
 #include "harness/data/batch_sampler.h"
-#include "harness/data/random_sampler.h"
 #include "harness/data/sequential_sampler.h"
 
 namespace dlreset::data {
@@ -14,27 +10,6 @@ std::vector<std::int64_t> SequentialSampler::epoch_order() {
   std::vector<std::int64_t> order(static_cast<std::size_t>(size_));
   std::iota(order.begin(), order.end(), std::int64_t{0});
   return order;
-}
-
-std::vector<std::int64_t> RandomSampler::epoch_order() {
-  if (torch_generator_) {
-    const at::Tensor permutation = at::randperm(size_, *torch_generator_, at::kLong);
-    const std::int64_t* values = permutation.data_ptr<std::int64_t>();
-    return std::vector<std::int64_t>(values, values + size_);
-  }
-  std::vector<std::int64_t> order(static_cast<std::size_t>(size_));
-  std::iota(order.begin(), order.end(), std::int64_t{0});
-  for (std::size_t i = order.size(); i > 1; --i) {
-    // Lemire's multiply-shift: an unbiased-enough draw in [0, i) that is the same everywhere.
-    const unsigned __int128 product = static_cast<unsigned __int128>(generator_()) * i;
-    const auto j = static_cast<std::size_t>(product >> 64);
-    std::swap(order[i - 1], order[j]);
-  }
-  return order;
-}
-
-void RandomSampler::on_exhausted() {
-  if (torch_generator_) at::randperm(size_, *torch_generator_, at::kLong);
 }
 
 BatchSampler::BatchSampler(std::unique_ptr<Sampler> sampler, std::int64_t batch_size, bool drop_last)
