@@ -20,9 +20,9 @@ class ProgressBar : public loops::Callback {
   void on_train_epoch_start(int epoch, std::int64_t num_batches) override;
   void on_train_batch_end(const data::Batch& batch, std::int64_t batch_idx, double loss) override;
   void on_train_epoch_end(int epoch) override;
-  void on_validation_start(const std::string& stage, std::int64_t num_batches) override;
+  void on_validation_start(loops::RunningStage stage, std::int64_t num_batches) override;
   void on_validation_batch_end(const data::Batch& batch, std::int64_t batch_idx, double loss) override;
-  void on_validation_end(const std::string& stage) override;
+  void on_validation_end(loops::RunningStage stage) override;
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -9,6 +9,7 @@ namespace dlreset::variants {
 using loops::call_callbacks;
 using loops::Callback;
 using loops::limited;
+using loops::RunningStage;
 
 void vanilla_fit(loops::LightningModule& model, data::DataLoader& train_dataloader,
                  data::DataLoader* val_dataloader, const loops::TrainerOptions& options) {
@@ -17,7 +18,7 @@ void vanilla_fit(loops::LightningModule& model, data::DataLoader& train_dataload
   const std::int64_t val_batches =
       val_dataloader != nullptr ? limited(val_dataloader->size(), options.limit_val_batches) : 0;
   for (int epoch = 0; epoch < options.max_epochs; ++epoch) {
-    log.set_context({epoch, "fit", "train"});
+    log.set_context({epoch, "fit", loops::value(RunningStage::training)});
     call_callbacks(options, [&](Callback& c) { c.on_train_epoch_start(epoch, train_batches); });
     {
       auto batches = train_dataloader.iter();
@@ -30,8 +31,8 @@ void vanilla_fit(loops::LightningModule& model, data::DataLoader& train_dataload
       }
     }
     if (val_batches > 0) {
-      log.set_context({epoch, "fit", "validate"});
-      call_callbacks(options, [&](Callback& c) { c.on_validation_start("validate", val_batches); });
+      log.set_context({epoch, "fit", loops::value(RunningStage::validating)});
+      call_callbacks(options, [&](Callback& c) { c.on_validation_start(RunningStage::validating, val_batches); });
       auto batches = val_dataloader->iter();
       for (std::int64_t batch_idx = 0; batch_idx < val_batches; ++batch_idx) {
         std::optional<data::Batch> batch = batches->next();
@@ -41,7 +42,7 @@ void vanilla_fit(loops::LightningModule& model, data::DataLoader& train_dataload
         call_callbacks(options,
                   [&](Callback& c) { c.on_validation_batch_end(on_device, batch_idx, loss); });
       }
-      call_callbacks(options, [&](Callback& c) { c.on_validation_end("validate"); });
+      call_callbacks(options, [&](Callback& c) { c.on_validation_end(RunningStage::validating); });
     }
     call_callbacks(options, [&](Callback& c) { c.on_train_epoch_end(epoch); });
   }

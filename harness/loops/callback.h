@@ -6,6 +6,7 @@
 #include <string>
 
 #include "harness/data/batch.h"
+#include "harness/loops/states.h"
 
 namespace dlreset::loops {
 
@@ -21,11 +22,11 @@ class Callback {
                                   double /*loss*/) {}
   /// After the epoch's validation: Lightning 1.5 validates inside the training epoch.
   virtual void on_train_epoch_end(int /*epoch*/) {}
-  /// `stage` is "sanity_check" or "validate".
-  virtual void on_validation_start(const std::string& /*stage*/, std::int64_t /*num_batches*/) {}
+  /// `stage` is RunningStage::sanity_checking or RunningStage::validating.
+  virtual void on_validation_start(RunningStage /*stage*/, std::int64_t /*num_batches*/) {}
   virtual void on_validation_batch_end(const data::Batch& /*batch*/, std::int64_t /*batch_idx*/,
                                        double /*loss*/) {}
-  virtual void on_validation_end(const std::string& /*stage*/) {}
+  virtual void on_validation_end(RunningStage /*stage*/) {}
   /// After the data connector's teardown (`_post_dispatch`), as in Lightning 1.5.
   virtual void on_fit_end() {}
   /// An exception is leaving `Trainer::fit` (`_call_and_handle_interrupt`); it goes on after

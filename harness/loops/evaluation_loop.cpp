@@ -21,7 +21,7 @@ std::int64_t EvaluationLoop::max_batches() const {
 bool EvaluationLoop::skip() const { return num_dataloaders() == 0 || max_batches() <= 0; }
 
 void EvaluationLoop::on_run_start(const RunArgs& /*args*/) {
-  const std::string stage = value(*trainer_->stage());
+  const RunningStage stage = *trainer_->stage();
   const std::int64_t batches = max_batches();
   trainer_->call_hook([&](Callback& callback) { callback.on_validation_start(stage, batches); });
 }
@@ -34,7 +34,7 @@ void EvaluationLoop::advance(const RunArgs& /*args*/) {
 }
 
 void EvaluationLoop::on_run_end() {
-  const std::string stage = value(*trainer_->stage());
+  const RunningStage stage = *trainer_->stage();
   trainer_->call_hook([&](Callback& callback) { callback.on_validation_end(stage); });
 }
 
