@@ -101,9 +101,7 @@ TEST_P(InOrderDelivery, BatchesComeInSendOrderThoughWorkersFinishOutOfOrder) {
 INSTANTIATE_TEST_SUITE_P(StartMethods, InOrderDelivery,
                          ::testing::Values(StartMethod::thread, StartMethod::fork,
                                            StartMethod::spawn),
-                         [](const ::testing::TestParamInfo<StartMethod>& info) {
-                           return std::string(to_string(info.param));
-                         });
+                         testing::start_method_name);
 
 TEST(DataLoader, SameSeedGivesSameOrderWithAnyNumberOfWorkers) {
   std::vector<std::vector<std::int64_t>> orders;

@@ -12,6 +12,7 @@
 #include "harness/data/data_loader.h"
 #include "harness/data/errors.h"
 #include "harness/data/worker/worker_info.h"
+#include "tests/support/fixtures.h"
 
 namespace dlreset::data {
 namespace {
@@ -104,9 +105,7 @@ TEST_P(UserDataset, RunsInEveryWorkerWithTheSamplesItsSpecDescribes) {
 INSTANTIATE_TEST_SUITE_P(StartMethods, UserDataset,
                          ::testing::Values(StartMethod::thread, StartMethod::fork,
                                            StartMethod::spawn),
-                         [](const ::testing::TestParamInfo<StartMethod>& info) {
-                           return std::string(to_string(info.param));
-                         });
+                         testing::start_method_name);
 
 TEST(DatasetRegistry, AnUnknownKindNamesTheKnownOnesAndHowToRegister) {
   try {

@@ -21,10 +21,6 @@ constexpr int kEpochs = 5;
 
 class Backends : public ::testing::TestWithParam<StartMethod> {};
 
-std::string method_name(const ::testing::TestParamInfo<StartMethod>& info) {
-  return to_string(info.param);
-}
-
 DataLoaderOptions options_for(StartMethod method, int workers, bool persistent) {
   DataLoaderOptions options;
   options.name = "probe";
@@ -140,7 +136,7 @@ TEST_P(Backends, InFlightIndexBatchesNeverExceedPrefetchFactorTimesWorkers) {
 
 INSTANTIATE_TEST_SUITE_P(DataLoader, Backends,
                          ::testing::Values(StartMethod::thread, StartMethod::fork, StartMethod::spawn),
-                         method_name);
+                         testing::start_method_name);
 
 TEST(PersistentIterator, NullingTheFieldIsCountedAndShutsTheWorkersDown) {
   trace::EventLog::global().clear();

@@ -128,10 +128,6 @@ void report(const char* what, StartMethod method, const SoakTally& tally,
 
 class Soak : public ::testing::TestWithParam<StartMethod> {};
 
-std::string method_name(const ::testing::TestParamInfo<StartMethod>& info) {
-  return to_string(info.param);
-}
-
 TEST_P(Soak, PersistentWorkersLiveThroughTwoHundredEpochsWithoutLeaking) {
   auto loader = synthetic_loader(kSamples, soak_options(GetParam()));
   const SoakTally tally = soak(*loader, kSoakEpochs, [] {});
@@ -180,7 +176,7 @@ TEST_P(Soak, BuggyResetReplacesTheWorkersEveryEpochWithoutLeaking) {
 INSTANTIATE_TEST_SUITE_P(Backends, Soak,
                          ::testing::Values(StartMethod::thread, StartMethod::fork,
                                            StartMethod::spawn),
-                         method_name);
+                         testing::start_method_name);
 
 }  // namespace
 }  // namespace dlreset::data

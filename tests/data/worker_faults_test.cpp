@@ -56,10 +56,6 @@ DataLoaderOptions worker_options(StartMethod method, int workers) {
 class AnyBackend : public ::testing::TestWithParam<StartMethod> {};
 class ProcessBackend : public ::testing::TestWithParam<StartMethod> {};
 
-std::string method_name(const ::testing::TestParamInfo<StartMethod>& info) {
-  return to_string(info.param);
-}
-
 void expect_clean(const ProcessCensus& baseline) {
   const ProcessCensus after = testing::wait_for_census(baseline, 3.0);
   EXPECT_EQ(after.zombies, 0);
@@ -382,9 +378,10 @@ TEST_P(ProcessBackend, ShutdownLeavesNoProcessBehind) {
 
 INSTANTIATE_TEST_SUITE_P(Faults, AnyBackend,
                          ::testing::Values(StartMethod::thread, StartMethod::fork, StartMethod::spawn),
-                         method_name);
+                         testing::start_method_name);
 INSTANTIATE_TEST_SUITE_P(Faults, ProcessBackend,
-                         ::testing::Values(StartMethod::fork, StartMethod::spawn), method_name);
+                         ::testing::Values(StartMethod::fork, StartMethod::spawn),
+                         testing::start_method_name);
 
 }  // namespace
 }  // namespace dlreset::data

@@ -39,6 +39,10 @@ void write_tiny_idx_set(const std::string& dir, const std::string& prefix, std::
 
 std::string fashion_mnist_dir() { return DLRESET_DATA_DIR; }
 
+std::string start_method_name(const ::testing::TestParamInfo<data::StartMethod>& info) {
+  return data::to_string(info.param);
+}
+
 std::shared_ptr<data::DataLoader> synthetic_loader(std::int64_t size, data::DataLoaderOptions options,
                                                    data::SyntheticDatasetOptions dataset) {
   dataset.size = size;

@@ -2,6 +2,8 @@
 // loaders over synthetic data.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -33,6 +35,9 @@ void write_tiny_idx_set(const std::string& dir, const std::string& prefix, std::
 
 /// The directory of Debian's Fashion-MNIST files.
 std::string fashion_mnist_dir();
+
+/// Names a test of a suite parameterised by start method: "thread", "fork" or "spawn".
+std::string start_method_name(const ::testing::TestParamInfo<data::StartMethod>& info);
 
 /// A loader over a SyntheticDataset of `size` samples.
 std::shared_ptr<data::DataLoader> synthetic_loader(std::int64_t size, data::DataLoaderOptions options,
