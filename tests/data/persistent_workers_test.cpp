@@ -7,6 +7,7 @@
 
 #include "harness/data/data_loader.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
+#include "harness/data/worker/status_check.h"
 #include "harness/trace/event_log.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/process_census.h"
@@ -148,7 +149,10 @@ TEST(PersistentIterator, NullingTheFieldIsCountedAndShutsTheWorkersDown) {
   LoaderCounters counters = loader->counters();
   EXPECT_EQ(counters.iterator_resets, 1);
   EXPECT_EQ(counters.shutdown_calls, 1) << "the destructor shut the workers down";
-  EXPECT_TRUE(testing::wait_until_gone(pids, 5.0).empty());
+  // Shutdown waits one status-check interval for its workers before it kills them.
+  EXPECT_TRUE(
+      testing::wait_until_gone(pids, std::chrono::duration<double>(kStatusCheckInterval).count())
+          .empty());
   loader->iterator() = nullptr;  // null over null: no reset
   EXPECT_EQ(loader->counters().iterator_resets, 1);
 

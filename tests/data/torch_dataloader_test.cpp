@@ -42,6 +42,7 @@
 #include "harness/data/data_loader.h"
 #include "harness/data/errors.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
+#include "harness/data/worker/status_check.h"
 #include "harness/data/probe_dataset.h"
 #include "harness/data/synthetic_dataset.h"
 #include "harness/data/worker/worker_info.h"
@@ -61,6 +62,9 @@ using ::testing::StartsWith;
 /// Torch's JOIN_TIMEOUT plays the same part: how long a test waits for a process before it
 /// fails. It bounds failing runs only; a passing run waits for the event itself.
 constexpr double kJoinTimeoutS = 20.0;
+/// Torch's MP_STATUS_CHECK_INTERVAL, which its test_proper_exit adds to JOIN_TIMEOUT.
+constexpr double kStatusCheckIntervalS =
+    std::chrono::duration<double>(kStatusCheckInterval).count();
 
 // --- The suites' parameters -------------------------------------------------------------
 
@@ -622,8 +626,9 @@ TEST_P(TorchProperExit, test_proper_exit) {
     EXPECT_EQ(children, workers) << "The loader process's children are not the workers it reported.";
     loader_p.release();
 
-    const std::optional<int> status = loader_p.join(kJoinTimeoutS + 5.0);
-    ASSERT_TRUE(status) << "The loader process did not terminate within " << kJoinTimeoutS + 5.0 << " s.";
+    const std::optional<int> status = loader_p.join(kJoinTimeoutS + kStatusCheckIntervalS);
+    ASSERT_TRUE(status) << "The loader process did not terminate within "
+                        << kJoinTimeoutS + kStatusCheckIntervalS << " s.";
     const std::vector<std::int64_t> alive = testing::wait_until_dead(workers, kJoinTimeoutS);
     EXPECT_TRUE(alive.empty()) << "Worker process(es) " << join(alive) << " did not terminate.";
     const std::string outcome = loader_p.next_line(kJoinTimeoutS).value_or("nothing");

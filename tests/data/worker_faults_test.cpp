@@ -302,7 +302,7 @@ TEST_P(ProcessBackend, MessageToADeadWorkerIsReportedByTheNextReceiveNotBySend) 
     EXPECT_THROW(
         {
           try {
-            pool->receive(std::chrono::seconds(5));
+            pool->receive(kStatusCheckInterval);
           } catch (const WorkerDiedError& e) {
             EXPECT_EQ(e.pid(), pid);
             EXPECT_EQ(e.signal(), SIGKILL);
