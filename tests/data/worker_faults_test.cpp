@@ -343,6 +343,39 @@ TEST_P(ProcessBackend, WorkerKilledMidEpochIsReportedWithItsSignal) {
   expect_clean(baseline);
 }
 
+/// A grandchild of the worker (the dataset's `sleep 10 &`) outlives it. Had it inherited the
+/// worker's channel, the socket would stay open and the death unseen until the sleep ended (5 s
+/// after a `sleep 5 &`, before the channel was made close-on-exec). It is seen at once now.
+TEST_P(ProcessBackend, WorkerWhoseGrandchildOutlivesItIsReportedDeadAtOnce) {
+  /// From iter() to the report: spawn's start-up (0.5 s here) and the socket's close; far below
+  /// the 10 s the grandchild sleeps.
+  constexpr double kReportedWithinS = 3.0;
+  const ProcessCensus baseline = ProcessCensus::take();
+  {
+    FaultDatasetOptions dataset;
+    dataset.crash_at = 2;  // batch 1: worker 1
+    dataset.before_crash = "sleep 10 &";
+    auto loader = fault_loader(12, worker_options(GetParam(), 2), dataset);
+    const auto start = Clock::now();
+    auto it = loader->iter();
+    const std::vector<std::int64_t> pids =
+        dynamic_cast<MultiProcessingDataLoaderIter&>(*it).worker_pids();
+    ASSERT_EQ(pids.size(), 2u);
+    try {
+      while (it->next()) {
+      }
+      FAIL() << "the crash went unnoticed";
+    } catch (const WorkerDiedError& e) {
+      EXPECT_EQ(e.worker_id(), 1);
+      EXPECT_EQ(e.pid(), pids[1]);
+      EXPECT_EQ(e.signal(), SIGKILL);
+    }
+    EXPECT_LT(seconds_since(start), kReportedWithinS)
+        << "the death was seen only when the grandchild let the socket go";
+  }
+  expect_clean(baseline);
+}
+
 TEST_P(ProcessBackend, WorkerThatCrashesOnASampleIsReported) {
   const ProcessCensus baseline = ProcessCensus::take();
   {

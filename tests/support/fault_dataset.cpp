@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "harness/data/dataset_registry.h"
@@ -36,6 +37,9 @@ std::int64_t FaultDataset::get(std::int64_t index, float* features) {
       throw std::logic_error("FaultDataset's crash_at needs a process worker (fork or spawn); it "
                              "would kill this whole process");
     }
+    if (!faults_.before_crash.empty()) {
+      [[maybe_unused]] const int status = std::system(faults_.before_crash.c_str());
+    }
     ::kill(::getpid(), SIGKILL);
   }
   if (index == faults_.hang_at) {
@@ -63,6 +67,7 @@ std::string FaultDataset::spec() const {
   spec["throw_at"] = faults_.throw_at;
   spec["crash_at"] = faults_.crash_at;
   spec["hang_at"] = faults_.hang_at;
+  spec["before_crash"] = faults_.before_crash;
   spec["sample_work"] = faults_.sample_work;
   return spec.dump();
 }
@@ -74,6 +79,7 @@ std::unique_ptr<FaultDataset> FaultDataset::from_spec(const std::string& text) {
   options.throw_at = spec.at("throw_at").get<std::int64_t>();
   options.crash_at = spec.at("crash_at").get<std::int64_t>();
   options.hang_at = spec.at("hang_at").get<std::int64_t>();
+  options.before_crash = spec.at("before_crash").get<std::string>();
   options.sample_work = spec.at("sample_work").get<std::vector<std::int64_t>>();
   return std::make_unique<FaultDataset>(std::move(options));
 }

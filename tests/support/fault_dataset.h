@@ -22,6 +22,9 @@ struct FaultDatasetOptions {
   std::int64_t throw_at = -1;
   std::int64_t crash_at = -1;
   std::int64_t hang_at = -1;
+  /// Run with std::system just before crash_at's SIGKILL: "sleep 10 &" leaves a grandchild that
+  /// holds whatever descriptors the worker let it inherit.
+  std::string before_crash;
   /// Extra work for sample i, in pseudo-random draws: sample_work[i % sample_work.size()]
   /// (none when empty). Real work rather than a sleep, so that workers whose batches cost
   /// different amounts finish out of order.

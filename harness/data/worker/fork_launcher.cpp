@@ -1,3 +1,4 @@
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -25,6 +26,10 @@ namespace {
   if (child_fd != kChannelFd) {
     ::dup2(child_fd, kChannelFd);
   }
+  // dup2's copy is not close-on-exec. A program the dataset starts (std::system, a decoder)
+  // must not inherit the channel: if it outlived the worker it would hold the socket open and
+  // hide the worker's death from the parent.
+  ::fcntl(kChannelFd, F_SETFD, FD_CLOEXEC);
   ::close_range(kChannelFd + 1, ~0u, 0);
   WorkerConfig config = launch.config;
   config.in_own_process = true;

@@ -1,5 +1,6 @@
 // The entry of a spawned worker: a program linked with dlreset's data layer becomes a worker
 // when started with DLRESET_SPAWN_WORKER_FD set, before its own main() runs.
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -41,6 +42,9 @@ void write_stderr(const std::string& text) {
 
 int run_spawned_worker(int fd) {
   prepare_worker_process_signals();
+  // The channel had to survive this program's exec; nothing this worker starts may inherit it,
+  // or a program that outlived the worker would hide its death (see the fork launcher).
+  ::fcntl(fd, F_SETFD, FD_CLOEXEC);
   SocketChannel channel(fd);
   // The set-up is the first message; the parent sends it right after starting us.
   std::optional<Message> setup;
