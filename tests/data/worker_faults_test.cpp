@@ -2,10 +2,14 @@
 // zombie or orphan process, no extra thread and no leaked descriptor behind.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "harness/data/data_loader.h"
@@ -374,6 +378,62 @@ TEST_P(ProcessBackend, WorkerWhoseGrandchildOutlivesItIsReportedDeadAtOnce) {
         << "the death was seen only when the grandchild let the socket go";
   }
   expect_clean(baseline);
+}
+
+/// PR_SET_PDEATHSIG fires when the thread that forked exits, not the process. A persistent
+/// loader first iterated from a short-lived thread must keep its workers for the next epoch.
+TEST_P(ProcessBackend, WorkersOutliveTheThreadThatStartedThem) {
+  DataLoaderOptions options = worker_options(GetParam(), 2);
+  options.persistent_workers = true;
+  auto loader = testing::synthetic_loader(12, options);
+  std::size_t first_epoch = 0;
+  std::thread([&] { first_epoch = testing::run_epoch(*loader).size(); }).join();
+  EXPECT_EQ(first_epoch, 12u);
+  std::vector<std::int64_t> second_epoch;
+  EXPECT_NO_THROW(second_epoch = testing::run_epoch(*loader))
+      << "the workers died with the thread that started them";
+  EXPECT_EQ(second_epoch.size(), 12u);
+  EXPECT_EQ(loader->counters().worker_spawns, 2) << "the same two workers serve both epochs";
+}
+
+/// ... but never the process: workers started from a thread that has exited, whose process is
+/// then SIGKILLed, still end (their channel reaches end of file). The loader runs in a forked
+/// child of the test, which the test kills.
+TEST_P(ProcessBackend, WorkersStartedFromAThreadEndWithTheirProcess) {
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    DataLoaderOptions options = worker_options(GetParam(), 2);
+    options.persistent_workers = true;
+    auto loader = testing::synthetic_loader(12, options);
+    std::string pids;
+    std::thread([&] {
+      testing::run_epoch(*loader);
+      auto& workers = dynamic_cast<MultiProcessingDataLoaderIter&>(*loader->iterator().get());
+      for (const std::int64_t pid : workers.worker_pids()) pids += std::to_string(pid) + " ";
+    }).join();
+    pids += "\n";
+    [[maybe_unused]] const ssize_t written = ::write(pipe_fds[1], pids.data(), pids.size());
+    ::pause();  // until the test's SIGKILL
+    ::_exit(1);
+  }
+  ::close(pipe_fds[1]);
+  std::string line;
+  char c = 0;
+  while (::read(pipe_fds[0], &c, 1) == 1 && c != '\n') line += c;
+  ::close(pipe_fds[0]);
+  std::vector<std::int64_t> pids;
+  std::istringstream words(line);
+  for (std::int64_t pid = 0; words >> pid;) pids.push_back(pid);
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ASSERT_EQ(pids.size(), 2u) << "the loader process reported '" << line << "'";
+  // Dead, not reaped: init reaps the orphans on its own schedule.
+  EXPECT_TRUE(testing::wait_until_dead(pids, kFaultDeadlineS).empty())
+      << "a worker outlived its SIGKILLed process";
 }
 
 TEST_P(ProcessBackend, WorkerThatCrashesOnASampleIsReported) {

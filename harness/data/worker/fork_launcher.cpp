@@ -14,10 +14,11 @@ namespace dlreset::data {
 
 namespace {
 
-[[noreturn]] void run_forked_worker(const WorkerLaunch& launch, int child_fd, pid_t parent) {
+[[noreturn]] void run_forked_worker(const WorkerLaunch& launch, int child_fd, pid_t parent,
+                                    bool die_with_parent_thread) {
   // Die with the parent, even if it is killed with SIGKILL; and if it already died between
   // fork and here, leave at once.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (die_with_parent_thread) ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(1);
   prepare_worker_process_signals();
   // Keep stdin/out/err and this worker's socket only: a sibling's socket held open here would
@@ -42,8 +43,12 @@ namespace {
 
 }  // namespace
 
+bool forking_from_main_thread() { return ::gettid() == ::getpid(); }
+
 pid_t launch_fork_worker(const WorkerLaunch& launch, int child_fd) {
   const pid_t parent = ::getpid();
+  // Read before fork: in the child, gettid() names the child's own thread.
+  const bool from_main_thread = forking_from_main_thread();
   const pid_t pid = ::fork();
   if (pid < 0) {
     throw DataLoaderError(std::string("Cannot fork DataLoader worker ") +
@@ -51,7 +56,7 @@ pid_t launch_fork_worker(const WorkerLaunch& launch, int child_fd) {
                           launch.config.loader + "': " + std::strerror(errno) +
                           ". Use fewer workers or start_method 'thread'.");
   }
-  if (pid == 0) run_forked_worker(launch, child_fd, parent);
+  if (pid == 0) run_forked_worker(launch, child_fd, parent, from_main_thread);
   return pid;
 }
 

@@ -19,6 +19,13 @@ pid_t launch_fork_worker(const WorkerLaunch& launch, int child_fd);
 /// worker started with spawn re-imports everything. The set-up goes over `parent_end`.
 pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChannel& parent_end);
 
+/// Whether the calling thread is the process's main thread. A worker started from it is given
+/// PR_SET_PDEATHSIG, which the kernel fires when the thread that forked exits, not the process:
+/// from any other thread (a loader first iterated from a short-lived thread) that would kill
+/// workers still in use. Those workers rely instead on what fires only when the whole process
+/// is gone: their channel's end of file, and the check that their parent is still there.
+bool forking_from_main_thread();
+
 /// The environment variable that puts a program into worker mode; spawn_main.cpp reads it.
 const char* spawn_worker_fd_variable();
 

@@ -55,6 +55,7 @@ pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChanne
   envp.push_back(nullptr);
 
   const pid_t parent = ::getpid();
+  const bool from_main_thread = forking_from_main_thread();
   const pid_t pid = ::fork();
   if (pid < 0) {
     throw DataLoaderError(std::string("Cannot start DataLoader worker ") +
@@ -62,7 +63,7 @@ pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChanne
                           launch.config.loader + "': fork failed: " + std::strerror(errno) + ".");
   }
   if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // survives execve
+    if (from_main_thread) ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // survives execve
     if (::getppid() != parent) ::_exit(1);
     if (child_fd == kChannelFd) {
       ::fcntl(kChannelFd, F_SETFD, 0);  // keep it open across exec
