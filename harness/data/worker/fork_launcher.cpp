@@ -16,8 +16,9 @@ namespace {
 
 [[noreturn]] void run_forked_worker(const WorkerLaunch& launch, int child_fd, pid_t parent,
                                     bool die_with_parent_thread) {
-  // Die with the parent, even if it is killed with SIGKILL; and if it already died between
-  // fork and here, leave at once.
+  // Die with the parent, even if it is killed with SIGKILL (where the death signal can be tied
+  // to the whole parent: see forking_from_main_thread); and if it already died between fork and
+  // here, leave at once.
   if (die_with_parent_thread) ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(1);
   prepare_worker_process_signals();
