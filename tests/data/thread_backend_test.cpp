@@ -32,9 +32,6 @@ using ::dlreset::testing::synthetic_loader;
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
 
-constexpr double kStatusCheckIntervalS =
-    std::chrono::duration<double>(data::kStatusCheckInterval).count();
-
 DataLoaderOptions thread_options(int workers, bool persistent) {
   DataLoaderOptions options;
   options.name = "threads";

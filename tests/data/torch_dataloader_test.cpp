@@ -62,9 +62,6 @@ using ::testing::StartsWith;
 /// Torch's JOIN_TIMEOUT plays the same part: how long a test waits for a process before it
 /// fails. It bounds failing runs only; a passing run waits for the event itself.
 constexpr double kJoinTimeoutS = 20.0;
-/// Torch's MP_STATUS_CHECK_INTERVAL, which its test_proper_exit adds to JOIN_TIMEOUT.
-constexpr double kStatusCheckIntervalS =
-    std::chrono::duration<double>(kStatusCheckInterval).count();
 
 // --- The suites' parameters -------------------------------------------------------------
 
@@ -626,6 +623,7 @@ TEST_P(TorchProperExit, test_proper_exit) {
     EXPECT_EQ(children, workers) << "The loader process's children are not the workers it reported.";
     loader_p.release();
 
+    // Torch joins after JOIN_TIMEOUT + MP_STATUS_CHECK_INTERVAL.
     const std::optional<int> status = loader_p.join(kJoinTimeoutS + kStatusCheckIntervalS);
     ASSERT_TRUE(status) << "The loader process did not terminate within "
                         << kJoinTimeoutS + kStatusCheckIntervalS << " s.";

@@ -35,7 +35,7 @@ using Clock = std::chrono::steady_clock;
 /// PyTorch checks worker health every status-check interval (5 s); a fault must surface within
 /// that. Each whole test here takes 0.02 to 1.5 s, spawn's start-up and the timeouts it sets
 /// included, so the bound says "not after a hang", not how fast.
-constexpr double kFaultDeadlineS = std::chrono::duration<double>(data::kStatusCheckInterval).count();
+constexpr double kFaultDeadlineS = kStatusCheckIntervalS;
 /// A worker whose socket closed is seen at the next receive: the whole test takes 0.02 s (fork)
 /// and 0.65 s (spawn, most of it the worker's start) here.
 constexpr double kClosedSocketSeenS = 1.0;

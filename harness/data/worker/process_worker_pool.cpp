@@ -82,13 +82,7 @@ ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunc
 ProcessWorkerPool::~ProcessWorkerPool() { shutdown(kStatusCheckInterval); }
 
 void ProcessWorkerPool::report_spawn(const Worker& worker) const {
-  if (!on_lifecycle_) return;
-  Message spawned;
-  spawned.type = MessageType::spawned;
-  spawned.worker_id = worker.id;
-  spawned.pid = worker.pid;
-  spawned.time_s = trace::monotonic_now_s();
-  on_lifecycle_(spawned);
+  if (on_lifecycle_) on_lifecycle_(spawned_report(worker.id, worker.pid));
 }
 
 void ProcessWorkerPool::record(int kind, const Worker& worker) const {
@@ -233,6 +227,15 @@ std::vector<std::int64_t> ProcessWorkerPool::pids() const {
   std::vector<std::int64_t> pids;
   for (const Worker& worker : workers_) pids.push_back(worker.pid);
   return pids;
+}
+
+Message spawned_report(int worker_id, std::int64_t pid) {
+  Message spawned;
+  spawned.type = MessageType::spawned;
+  spawned.worker_id = worker_id;
+  spawned.pid = pid;
+  spawned.time_s = trace::monotonic_now_s();
+  return spawned;
 }
 
 std::unique_ptr<WorkerPool> start_worker_pool(StartMethod method, std::vector<WorkerLaunch> launches,

@@ -9,5 +9,7 @@
 namespace dlreset::data {
 
 constexpr std::chrono::milliseconds kStatusCheckInterval{5000};
+/// The same, in seconds, for the APIs and tests that take seconds.
+constexpr double kStatusCheckIntervalS = std::chrono::duration<double>(kStatusCheckInterval).count();
 
 }  // namespace dlreset::data

@@ -69,14 +69,7 @@ ThreadWorkerPool::ThreadWorkerPool(std::vector<WorkerLaunch> launches, Lifecycle
     auto state = std::make_shared<WorkerState>();
     workers_.push_back(state);
     exited_.push_back(false);
-    if (on_lifecycle_) {
-      Message spawned;
-      spawned.type = MessageType::spawned;
-      spawned.worker_id = launch.config.worker_id;
-      spawned.pid = ::getpid();
-      spawned.time_s = trace::monotonic_now_s();
-      on_lifecycle_(spawned);
-    }
+    if (on_lifecycle_) on_lifecycle_(spawned_report(launch.config.worker_id, ::getpid()));
     threads_.emplace_back([state, shared = shared_, dataset = std::move(launch.dataset),
                            config = std::move(launch.config)]() mutable {
       config.in_own_process = false;

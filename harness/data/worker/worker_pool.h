@@ -28,6 +28,9 @@ struct WorkerLaunch {
 /// thread, as they arrive, so that loads are counted even for batches nobody reads.
 using LifecycleHandler = std::function<void(const Message&)>;
 
+/// The `spawned` report a pool hands its lifecycle handler when it has launched a worker.
+Message spawned_report(int worker_id, std::int64_t pid);
+
 /// PyTorch's index queues, result queue and worker handles behind one interface; one
 /// implementation a back-end (thread_worker_pool.cpp, process_worker_pool.cpp).
 class WorkerPool {
