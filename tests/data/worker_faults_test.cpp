@@ -7,8 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <functional>
+#include <stdexcept>
 #include <sstream>
 #include <thread>
 
@@ -16,6 +21,7 @@
 #include "harness/data/errors.h"
 #include "harness/data/interrupt.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
+#include "harness/data/synthetic_dataset.h"
 #include "harness/data/worker/status_check.h"
 #include "harness/data/worker/worker_pool.h"
 #include "tests/support/fault_dataset.h"
@@ -347,19 +353,16 @@ TEST_P(ProcessBackend, WorkerKilledMidEpochIsReportedWithItsSignal) {
   expect_clean(baseline);
 }
 
-/// A grandchild of the worker (the dataset's `sleep 10 &`) outlives it. Had it inherited the
-/// worker's channel, the socket would stay open and the death unseen until the sleep ended (5 s
-/// after a `sleep 5 &`, before the channel was made close-on-exec). It is seen at once now.
-TEST_P(ProcessBackend, WorkerWhoseGrandchildOutlivesItIsReportedDeadAtOnce) {
-  /// From iter() to the report: spawn's start-up (0.5 s here) and the socket's close; far below
+/// Crashes worker 1 right after its dataset left a grandchild that outlives it, and expects the
+/// death reported long before the grandchild ends, with the worker's id, pid and signal.
+void expect_death_seen_while_the_grandchild_lives(StartMethod method, FaultDatasetOptions dataset) {
+  /// From iter() to the report: spawn's start-up (0.5 s here) and the death's notice; far below
   /// the 10 s the grandchild sleeps.
   constexpr double kReportedWithinS = 3.0;
   const ProcessCensus baseline = ProcessCensus::take();
   {
-    FaultDatasetOptions dataset;
     dataset.crash_at = 2;  // batch 1: worker 1
-    dataset.before_crash = "sleep 10 &";
-    auto loader = fault_loader(12, worker_options(GetParam(), 2), dataset);
+    auto loader = fault_loader(12, worker_options(method, 2), dataset);
     const auto start = Clock::now();
     auto it = loader->iter();
     const std::vector<std::int64_t> pids =
@@ -378,6 +381,24 @@ TEST_P(ProcessBackend, WorkerWhoseGrandchildOutlivesItIsReportedDeadAtOnce) {
         << "the death was seen only when the grandchild let the socket go";
   }
   expect_clean(baseline);
+}
+
+/// A grandchild of the worker that the dataset started (`sleep 10 &`) outlives it. Had it
+/// inherited the worker's channel, the socket would stay open and the death unseen until the
+/// sleep ended (5 s after a `sleep 5 &`, before the channel was made close-on-exec).
+TEST_P(ProcessBackend, WorkerWhoseGrandchildOutlivesItIsReportedDeadAtOnce) {
+  FaultDatasetOptions dataset;
+  dataset.before_crash = "sleep 10 &";
+  expect_death_seen_while_the_grandchild_lives(GetParam(), dataset);
+}
+
+/// A grandchild forked without exec holds the worker's channel open, close-on-exec or not, so
+/// the socket never reaches end of file while it lives: the death is seen by the worker's
+/// pidfd. Before the pool polled pidfds, it was seen only when the grandchild's sleep ended.
+TEST_P(ProcessBackend, WorkerWhoseForkedChildHoldsItsSocketIsReportedDeadAtOnce) {
+  FaultDatasetOptions dataset;
+  dataset.fork_before_crash_s = 10;
+  expect_death_seen_while_the_grandchild_lives(GetParam(), dataset);
 }
 
 /// PR_SET_PDEATHSIG fires when the thread that forked exits, not the process. A persistent
@@ -434,6 +455,116 @@ TEST_P(ProcessBackend, WorkersStartedFromAThreadEndWithTheirProcess) {
   // Dead, not reaped: init reaps the orphans on its own schedule.
   EXPECT_TRUE(testing::wait_until_dead(pids, kFaultDeadlineS).empty())
       << "a worker outlived its SIGKILLed process";
+}
+
+/// How a check run in a child process of the test ended.
+enum class ChildEnd { passed, failed, hung };
+
+/// Runs `check` in a forked child of the test and waits up to `timeout_s` for it: a check that
+/// may hang must not hang the test. The child is SIGKILLed when the time is up, and its workers
+/// end with it (their channel reaches end of file, or PR_SET_PDEATHSIG fires).
+ChildEnd run_in_child(const std::function<bool()>& check, double timeout_s) {
+  const pid_t child = ::fork();
+  if (child < 0) return ChildEnd::failed;
+  if (child == 0) {
+    bool passed = false;
+    try {
+      passed = check();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "the check raised: %s\n", e.what());
+    }
+    ::_exit(passed ? 0 : 1);
+  }
+  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
+  int status = 0;
+  while (::waitpid(child, &status, WNOHANG) == 0) {
+    if (Clock::now() > deadline) {
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &status, 0);
+      return ChildEnd::hung;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? ChildEnd::passed : ChildEnd::failed;
+}
+
+/// A task and a batch each larger than a socket buffer (net.core.wmem_max, 208 KiB on a stock
+/// kernel): with prefetch_factor 2 the main process primes two 2 MB tasks and blocks sending the
+/// second, while the worker, done with the first, blocks sending its 6 MB batch. Neither read
+/// while it sent, so both waited for ever; the main process now reads while it waits to send.
+TEST_P(ProcessBackend, TasksAndBatchesLargerThanTheSocketBufferDoNotDeadlock) {
+  constexpr std::int64_t kBatch = 250'000;  ///< 2 MB of indices a task; 6 MB a batch.
+  /// The whole check takes 0.1 s (fork) and 0.9 s (spawn) here; a deadlock never ends.
+  constexpr double kHungAfterS = 60.0;
+  const StartMethod method = GetParam();
+  const ChildEnd end = run_in_child(
+      [method] {
+        SyntheticDatasetOptions samples;
+        samples.sample_shape = {2};
+        DataLoaderOptions options = worker_options(method, 1);
+        options.batch_size = kBatch;
+        options.prefetch_factor = 2;
+        auto loader = testing::synthetic_loader(2 * kBatch, options, samples);
+        std::int64_t samples_seen = 0;
+        std::int64_t batches = 0;
+        auto it = loader->iter();
+        while (std::optional<Batch> batch = it->next()) {
+          samples_seen += batch->size();
+          ++batches;
+        }
+        return batches == 2 && samples_seen == 2 * kBatch;
+      },
+      kHungAfterS);
+  EXPECT_EQ(end, ChildEnd::passed) << (end == ChildEnd::hung ? "deadlocked" : "the epoch failed");
+}
+
+/// Reads each sample's label from a file it opened in the main process, with pread on the
+/// inherited descriptor, as a dataset over HDF5, LMDB or a memory-mapped file does.
+class OpenedFileDataset : public SyntheticDataset {
+ public:
+  OpenedFileDataset(SyntheticDatasetOptions options, int fd) : SyntheticDataset(options), fd_(fd) {}
+  std::int64_t get(std::int64_t index, float* features) override {
+    SyntheticDataset::get(index, features);
+    unsigned char byte = 0;
+    if (::pread(fd_, &byte, 1, index) != 1) {
+      throw std::runtime_error("pread of descriptor " + std::to_string(fd_) + " at offset " +
+                               std::to_string(index) + " failed: " + std::strerror(errno));
+    }
+    return byte;
+  }
+  std::unique_ptr<Dataset> clone() const override {
+    return std::make_unique<OpenedFileDataset>(options(), fd_);
+  }
+
+ private:
+  int fd_;
+};
+
+/// A fork worker keeps the descriptors it inherited, as PyTorch's do. It used to keep only its
+/// channel: the dataset's descriptor was closed, or replaced by the channel ("Illegal seek").
+TEST(ForkWorkers, ReadADescriptorTheDatasetOpenedBeforeTheFork) {
+  constexpr std::int64_t kSamples = 12;
+  const std::string path = ::testing::TempDir() + "dlreset_opened_file_dataset";
+  {
+    std::ofstream file(path, std::ios::binary);
+    for (std::int64_t i = 0; i < kSamples; ++i) file.put(static_cast<char>(100 + i));
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  SyntheticDatasetOptions samples;
+  samples.size = kSamples;
+  DataLoaderOptions options = worker_options(StartMethod::fork, 2);
+  DataLoader loader(std::make_shared<OpenedFileDataset>(samples, fd), options);
+  std::vector<std::int64_t> labels;
+  auto it = loader.iter();
+  while (std::optional<Batch> batch = it->next()) {
+    const at::Tensor targets = batch->targets.contiguous();
+    for (std::int64_t i = 0; i < targets.size(0); ++i) labels.push_back(targets[i].item<std::int64_t>());
+  }
+  ::close(fd);
+  std::remove(path.c_str());
+  ASSERT_EQ(labels.size(), static_cast<std::size_t>(kSamples));
+  for (std::int64_t i = 0; i < kSamples; ++i) EXPECT_EQ(labels[static_cast<std::size_t>(i)], 100 + i);
 }
 
 TEST_P(ProcessBackend, WorkerThatCrashesOnASampleIsReported) {

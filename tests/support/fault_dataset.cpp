@@ -40,6 +40,10 @@ std::int64_t FaultDataset::get(std::int64_t index, float* features) {
     if (!faults_.before_crash.empty()) {
       [[maybe_unused]] const int status = std::system(faults_.before_crash.c_str());
     }
+    if (faults_.fork_before_crash_s > 0 && ::fork() == 0) {
+      ::sleep(static_cast<unsigned>(faults_.fork_before_crash_s));
+      ::_exit(0);
+    }
     ::kill(::getpid(), SIGKILL);
   }
   if (index == faults_.hang_at) {
@@ -68,6 +72,7 @@ std::string FaultDataset::spec() const {
   spec["crash_at"] = faults_.crash_at;
   spec["hang_at"] = faults_.hang_at;
   spec["before_crash"] = faults_.before_crash;
+  spec["fork_before_crash_s"] = faults_.fork_before_crash_s;
   spec["sample_work"] = faults_.sample_work;
   return spec.dump();
 }
@@ -80,6 +85,7 @@ std::unique_ptr<FaultDataset> FaultDataset::from_spec(const std::string& text) {
   options.crash_at = spec.at("crash_at").get<std::int64_t>();
   options.hang_at = spec.at("hang_at").get<std::int64_t>();
   options.before_crash = spec.at("before_crash").get<std::string>();
+  options.fork_before_crash_s = spec.at("fork_before_crash_s").get<int>();
   options.sample_work = spec.at("sample_work").get<std::vector<std::int64_t>>();
   return std::make_unique<FaultDataset>(std::move(options));
 }

@@ -25,6 +25,9 @@ struct FaultDatasetOptions {
   /// Run with std::system just before crash_at's SIGKILL: "sleep 10 &" leaves a grandchild that
   /// holds whatever descriptors the worker let it inherit.
   std::string before_crash;
+  /// Seconds that a process forked (without exec) just before crash_at's SIGKILL sleeps, off at
+  /// 0. It holds every descriptor the worker had, its channel too: close-on-exec needs an exec.
+  int fork_before_crash_s = 0;
   /// Extra work for sample i, in pseudo-random draws: sample_work[i % sample_work.size()]
   /// (none when empty). Real work rather than a sleep, so that workers whose batches cost
   /// different amounts finish out of order.

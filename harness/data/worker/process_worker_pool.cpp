@@ -13,6 +13,7 @@
 
 #include "harness/data/errors.h"
 #include "harness/data/interrupt.h"
+#include "harness/data/worker/parent_only_fds.h"
 #include "harness/data/worker/process_launch.h"
 #include "harness/data/worker/status_check.h"
 #include "harness/data/worker/thread_worker_pool.h"
@@ -22,7 +23,7 @@ namespace dlreset::data {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = ProcessWorkerPool::Clock;
 
 constexpr int kSocketBufferBytes = 1 << 20;
 
@@ -61,14 +62,22 @@ ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunc
       Worker worker;
       worker.id = launch.config.worker_id;
       worker.channel = SocketChannel(fds[0]);
+      worker.channel.mark_parent_only();
+      // The new worker's end too, until it is handed over: a loader forking on another thread
+      // meanwhile must not pass it on to its own worker.
+      register_parent_only_fd(fds[1]);
+      const auto hand_over = [&] {
+        unregister_parent_only_fd(fds[1]);
+        ::close(fds[1]);
+      };
       try {
         worker.pid = method == StartMethod::spawn ? launch_spawn_worker(launch, fds[1], worker.channel)
                                                   : launch_fork_worker(launch, fds[1]);
       } catch (...) {
-        ::close(fds[1]);
+        hand_over();
         throw;
       }
-      ::close(fds[1]);
+      hand_over();
       worker.pidfd = open_pidfd(worker.pid);
       workers_.push_back(std::move(worker));
       report_spawn(workers_.back());
@@ -125,7 +134,8 @@ void ProcessWorkerPool::reap(Worker& worker, std::chrono::milliseconds timeout, 
 }
 
 void ProcessWorkerPool::fail_dead(Worker& worker) {
-  // Its socket is closed, so it is exiting or gone; give it a moment to become reapable.
+  // Its pidfd fired or its socket is closed, so it is gone or exiting; give it a moment to
+  // become reapable.
   reap(worker, std::chrono::seconds(2), /*kill_after=*/true);
   worker.channel.close();
   throw WorkerDiedError(loader_, worker.id, worker.pid, worker.wait_status);
@@ -135,7 +145,24 @@ void ProcessWorkerPool::send(int worker_id, const Message& message) {
   // A message to a worker that died is lost, and the next receive() reports the death: its
   // socket reads as closed. Throwing here instead made `iter()` itself fail or not depending
   // on whether a crashing worker had died before the iterator finished priming its tasks.
-  workers_.at(static_cast<std::size_t>(worker_id)).channel.send(message);
+  send_reading(workers_.at(static_cast<std::size_t>(worker_id)), message, Clock::time_point::max());
+}
+
+void ProcessWorkerPool::send_reading(Worker& worker, const Message& message, Clock::time_point deadline) {
+  worker.channel.send(message, [this, &worker, deadline] {
+    while (true) {
+      const int left_ms = deadline == Clock::time_point::max()
+                              ? static_cast<int>(kInterruptCheckInterval.count())
+                              : std::min(milliseconds_left(deadline),
+                                         static_cast<int>(kInterruptCheckInterval.count()));
+      // Channels at end of file are all read and would stay readable: polling them would spin.
+      const ChannelWait wait = wait_for_channels(left_ms, /*skip_at_eof=*/true, &worker);
+      if (gone(worker)) return false;  // its pidfd fired, or its socket closed: nobody reads
+      if (wait.room) return true;
+      if (wait.ready < 0 && wait.error != EINTR) return false;
+      if (deadline != Clock::time_point::max() && milliseconds_left(deadline) == 0) return false;
+    }
+  });
 }
 
 std::optional<Message> ProcessWorkerPool::pop_data(Worker& worker) {
@@ -146,23 +173,42 @@ std::optional<Message> ProcessWorkerPool::pop_data(Worker& worker) {
   return std::nullopt;
 }
 
-ProcessWorkerPool::ChannelWait ProcessWorkerPool::wait_for_channels(int timeout_ms, bool skip_at_eof) {
+ProcessWorkerPool::ChannelWait ProcessWorkerPool::wait_for_channels(int timeout_ms, bool skip_at_eof,
+                                                                    const Worker* room_for) {
+  enum class Kind { channel, pidfd };
   std::vector<pollfd> entries;
-  std::vector<std::size_t> owners;
+  std::vector<std::pair<Kind, std::size_t>> owners;
   for (std::size_t i = 0; i < workers_.size(); ++i) {
-    const SocketChannel& channel = workers_[i].channel;
-    if (channel.open() && !(skip_at_eof && channel.at_eof())) {
-      entries.push_back({channel.fd(), POLLIN, 0});
-      owners.push_back(i);
+    const Worker& worker = workers_[i];
+    if (worker.channel.open() && !(skip_at_eof && gone(worker))) {
+      const short events = &worker == room_for ? POLLIN | POLLOUT : POLLIN;
+      entries.push_back({worker.channel.fd(), events, 0});
+      owners.emplace_back(Kind::channel, i);
+    }
+    if (worker.pidfd >= 0 && !worker.exited) {
+      entries.push_back({worker.pidfd, POLLIN, 0});
+      owners.emplace_back(Kind::pidfd, i);
     }
   }
   ChannelWait wait;
-  wait.channels = entries.size();
-  if (entries.empty()) return wait;
+  for (const auto& owner : owners) wait.channels += owner.first == Kind::channel ? 1 : 0;
+  if (wait.channels == 0) return wait;
   wait.ready = ::poll(entries.data(), entries.size(), timeout_ms);
   wait.error = wait.ready < 0 ? errno : 0;
   for (std::size_t e = 0; wait.ready > 0 && e < entries.size(); ++e) {
-    if (entries[e].revents != 0) workers_[owners[e]].channel.read_available();
+    if (entries[e].revents == 0) continue;
+    Worker& worker = workers_[owners[e].second];
+    if (&worker == room_for && owners[e].first == Kind::channel && (entries[e].revents & POLLOUT) != 0) {
+      wait.room = true;
+    }
+    if (owners[e].first == Kind::pidfd) {
+      // Gone, though a process it started may hold its socket open: what it sent before it
+      // died is all in the socket now, so read it, to deliver it before the death.
+      worker.exited = true;
+      if (worker.channel.open()) worker.channel.read_available();
+    } else {
+      worker.channel.read_available();
+    }
   }
   return wait;
 }
@@ -179,7 +225,7 @@ std::optional<Message> ProcessWorkerPool::receive(std::chrono::milliseconds time
       }
     }
     for (Worker& worker : workers_) {
-      if (worker.channel.at_eof() && !shut_down_) fail_dead(worker);
+      if (gone(worker) && !shut_down_) fail_dead(worker);
     }
     throw_if_interrupted();
     const int left_ms = milliseconds_left(deadline);
@@ -199,13 +245,15 @@ void ProcessWorkerPool::shutdown(std::chrono::milliseconds grace) {
   shut_down_ = true;
   Message exit;
   exit.type = MessageType::exit;
+  const auto deadline = Clock::now() + grace;
   for (Worker& worker : workers_) {
     if (worker.reaped) continue;
     record(static_cast<int>(trace::EventKind::worker_shutdown), worker);
-    worker.channel.send(exit);  // a dead worker just fails to read it
+    // A dead worker just fails to read it; one that reads nothing before the deadline is
+    // killed below.
+    send_reading(worker, exit, deadline);
   }
   // Drain until every worker has closed its socket: batches are dropped, load reports count.
-  const auto deadline = Clock::now() + grace;
   while (true) {
     for (Worker& worker : workers_) pop_data(worker);
     const int left_ms = milliseconds_left(deadline);
@@ -216,8 +264,8 @@ void ProcessWorkerPool::shutdown(std::chrono::milliseconds grace) {
   for (Worker& worker : workers_) {
     pop_data(worker);
     // One that closed its socket is on its way out; one that did not is stuck: kill it.
-    const auto wait = worker.channel.at_eof() ? std::chrono::milliseconds(milliseconds_left(deadline) + 1000)
-                                              : std::chrono::milliseconds(0);
+    const auto wait = gone(worker) ? std::chrono::milliseconds(milliseconds_left(deadline) + 1000)
+                                   : std::chrono::milliseconds(0);
     reap(worker, wait, /*kill_after=*/true);
     worker.channel.close();
   }

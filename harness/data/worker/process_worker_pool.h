@@ -11,10 +11,14 @@
 
 namespace dlreset::data {
 
-/// The parent waits on every worker's socket with one poll(). A worker that dies closes its
-/// socket, so its death is seen at once, reaped with waitpid and reported with its signal.
+/// The parent waits on every worker's socket and every worker's pidfd with one poll(). A worker
+/// that dies is seen at once, by its pidfd, even when a process it started still holds its
+/// socket open; without pidfds (before Linux 5.3, or under valgrind), by its socket's end of
+/// file. It is reaped with waitpid and reported with its signal.
 class ProcessWorkerPool : public WorkerPool {
  public:
+  using Clock = std::chrono::steady_clock;
+
   ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunch> launches,
                     LifecycleHandler on_lifecycle);
   ~ProcessWorkerPool() override;
@@ -30,6 +34,8 @@ class ProcessWorkerPool : public WorkerPool {
     pid_t pid = -1;
     int pidfd = -1;  ///< Lets the parent wait for this one child's exit with a timeout.
     SocketChannel channel;
+    /// Its pidfd became readable: the process is gone, and everything it sent is in its socket.
+    bool exited = false;
     bool reaped = false;
     int wait_status = 0;
   };
@@ -39,14 +45,24 @@ class ProcessWorkerPool : public WorkerPool {
   /// Waits up to `timeout` for the child to exit (then kills it if `kill_after`), and reaps it.
   void reap(Worker& worker, std::chrono::milliseconds timeout, bool kill_after);
   [[noreturn]] void fail_dead(Worker& worker);
-  /// One wait of receive() or shutdown(): polls the open channels (with `skip_at_eof`, only
-  /// those whose worker has not closed its end) for up to `timeout_ms` and reads what came.
+  /// True once the worker is gone: its pidfd fired or its socket reached end of file.
+  static bool gone(const Worker& worker) { return worker.exited || worker.channel.at_eof(); }
+  /// One wait of receive(), send() or shutdown(): polls the open channels (with `skip_at_eof`,
+  /// only those whose worker has neither closed its end nor exited), the pidfds of the workers
+  /// not known to have exited and, given `room_for`, that worker's channel for room to send,
+  /// for up to `timeout_ms`, and reads what came.
   struct ChannelWait {
-    std::size_t channels = 0;  ///< How many were waited on; 0: none was open.
-    int ready = 0;             ///< poll's result: channels that had data, 0 on a timeout, -1.
+    std::size_t channels = 0;  ///< How many channels were waited on; 0: none was open.
+    int ready = 0;             ///< poll's result: descriptors that were ready, 0 on a timeout, -1.
     int error = 0;             ///< errno when `ready` is -1.
+    bool room = false;         ///< `room_for`'s channel can take more bytes.
   };
-  ChannelWait wait_for_channels(int timeout_ms, bool skip_at_eof);
+  ChannelWait wait_for_channels(int timeout_ms, bool skip_at_eof, const Worker* room_for = nullptr);
+  /// Sends to `worker`, reading every channel while its socket is full: a worker blocked
+  /// sending a batch reads no message, so a main process that only waited would deadlock with
+  /// it once a task is larger than the socket's buffer. Gives the message up when the worker
+  /// dies, or at `deadline`.
+  void send_reading(Worker& worker, const Message& message, Clock::time_point deadline);
   /// Tells the lifecycle handler that `worker` was launched, as its first report.
   void report_spawn(const Worker& worker) const;
   void record(int kind, const Worker& worker) const;

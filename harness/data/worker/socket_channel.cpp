@@ -7,11 +7,14 @@
 
 #include <cerrno>
 
+#include "harness/data/worker/parent_only_fds.h"
+
 namespace dlreset::data {
 
 SocketChannel::SocketChannel(SocketChannel&& other) noexcept
-    : fd_(other.fd_), eof_(other.eof_), decoder_(std::move(other.decoder_)) {
+    : fd_(other.fd_), eof_(other.eof_), parent_only_(other.parent_only_), decoder_(std::move(other.decoder_)) {
   other.fd_ = -1;
+  other.parent_only_ = false;
 }
 
 SocketChannel& SocketChannel::operator=(SocketChannel&& other) noexcept {
@@ -19,13 +22,15 @@ SocketChannel& SocketChannel::operator=(SocketChannel&& other) noexcept {
     close();
     fd_ = other.fd_;
     eof_ = other.eof_;
+    parent_only_ = other.parent_only_;
     decoder_ = std::move(other.decoder_);
     other.fd_ = -1;
+    other.parent_only_ = false;
   }
   return *this;
 }
 
-bool SocketChannel::send(const Message& message) {
+bool SocketChannel::send(const Message& message, const WaitForRoom& wait_for_room) {
   if (fd_ < 0) return false;
   EncodedFrame frame = encode_frame(message);
   iovec parts[2] = {{frame.head.data(), frame.head.size()},
@@ -37,9 +42,19 @@ bool SocketChannel::send(const Message& message) {
     header.msg_iov = part;
     header.msg_iovlen = count;
     // MSG_NOSIGNAL: a dead peer must be an error value here, not a SIGPIPE that kills us.
-    const ssize_t n = ::sendmsg(fd_, &header, MSG_NOSIGNAL);
+    const ssize_t n = ::sendmsg(fd_, &header, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        if (wait_for_room) {
+          if (!wait_for_room()) return false;
+        } else {
+          pollfd entry{fd_, POLLOUT, 0};
+          while (::poll(&entry, 1, -1) < 0 && errno == EINTR) {
+          }
+        }
+        continue;
+      }
       return false;
     }
     auto sent = static_cast<std::size_t>(n);
@@ -87,8 +102,18 @@ bool SocketChannel::wait_readable(int timeout_ms) const {
   }
 }
 
+void SocketChannel::mark_parent_only() {
+  if (fd_ >= 0 && !parent_only_) {
+    register_parent_only_fd(fd_);
+    parent_only_ = true;
+  }
+}
+
 void SocketChannel::close() {
   if (fd_ >= 0) {
+    // Before the close: a descriptor that a dataset opens next may get the same number.
+    if (parent_only_) unregister_parent_only_fd(fd_);
+    parent_only_ = false;
     ::close(fd_);
     fd_ = -1;
   }
