@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "harness/data/block_source.h"
+
 namespace dlreset::data {
 
 /// Keeps the blocks of batches that were freed, to hold the next batches of the same size.
@@ -17,21 +19,21 @@ namespace dlreset::data {
 /// (BM_LoaderEpoch's main_minor_faults_per_batch). Reusing the blocks of the last few batches
 /// takes that allocation off the kernel's path. Any thread may free a block (a tensor dies where its last
 /// user drops it), hence the lock.
-class FeatureBufferPool {
+class FeatureBufferPool : public BlockSource {
  public:
   /// How many free blocks are kept by default: a worker has `prefetch_factor` (2) batches in
   /// flight, and the consumer holds one or two more.
   static constexpr std::size_t kDefaultMaxKept = 8;
 
   explicit FeatureBufferPool(std::size_t max_kept = kDefaultMaxKept);
-  ~FeatureBufferPool();
+  ~FeatureBufferPool() override;
   FeatureBufferPool(const FeatureBufferPool&) = delete;
   FeatureBufferPool& operator=(const FeatureBufferPool&) = delete;
 
   /// A kept block of exactly `bytes`, or a new one.
-  void* allocate(std::size_t bytes);
+  void* allocate(std::size_t bytes) override;
   /// Keeps the block for a later allocate(), or frees it when `max_kept` blocks are kept.
-  void deallocate(void* block, std::size_t bytes) noexcept;
+  void deallocate(void* block, std::size_t bytes) noexcept override;
 
   /// Blocks that allocate() had to take from the heap.
   std::int64_t fresh_allocations() const;

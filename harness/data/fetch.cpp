@@ -18,4 +18,13 @@ RawBatch fetch_batch(Dataset& dataset, const std::vector<std::int64_t>& indices)
   return batch;
 }
 
+void fetch_batch_into(Dataset& dataset, const std::vector<std::int64_t>& indices,
+                      std::int64_t* indices_out, std::int64_t* labels, float* features) {
+  const std::int64_t numel = dataset.sample_numel();
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    indices_out[i] = indices[i];
+    labels[i] = dataset.get(indices[i], features + i * static_cast<std::size_t>(numel));
+  }
+}
+
 }  // namespace dlreset::data

@@ -23,6 +23,11 @@ void on_worker_lifecycle(LoaderState& state, const Message& message) {
   }
 }
 
+/// Batches of one worker that its consumer may hold beside the prefetch_factor in flight: the
+/// one a training step uses and the one a fetcher prefetched. They size its shared-memory slots
+/// (worker/shared_slots.h); a batch that finds them all held travels in its message instead.
+constexpr int kBatchesHeldByConsumer = 2;
+
 }  // namespace
 
 MultiProcessingDataLoaderIter::MultiProcessingDataLoaderIter(std::shared_ptr<LoaderState> state)
@@ -41,6 +46,8 @@ MultiProcessingDataLoaderIter::MultiProcessingDataLoaderIter(std::shared_ptr<Loa
     launch.config.loader = options.name;
     launch.config.worker_init_fn = options.worker_init_fn;
     launch.dataset = std::shared_ptr<Dataset>(state_->dataset->clone());
+    launch.batch_samples = options.batch_size;
+    launch.slot_count = prefetch_factor_ + kBatchesHeldByConsumer;
     launches.push_back(std::move(launch));
   }
   // The handler holds the state, not `this`: a report may arrive while this object is being

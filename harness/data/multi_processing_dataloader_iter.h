@@ -41,6 +41,13 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   /// hook.
   std::int64_t results_held_for_their_turn() const { return results_held_for_their_turn_; }
 
+  /// The workers' shared-memory slots that hold a batch in flight or in use, the batches that
+  /// arrived in one, and those that travelled in their message because every slot was held
+  /// (worker/shared_slots.h). Test hooks.
+  int shared_slots_in_use() const { return pool_ ? pool_->slots_in_use() : 0; }
+  std::int64_t batches_in_slots() const { return pool_ ? pool_->batches_in_slots() : 0; }
+  std::int64_t batches_without_a_slot() const { return pool_ ? pool_->batches_without_a_slot() : 0; }
+
   bool workers_shut_down() const { return shutdown_; }
   std::vector<std::int64_t> worker_pids() const;
 

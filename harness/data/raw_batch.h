@@ -8,15 +8,16 @@
 #include <utility>
 #include <vector>
 
-#include "harness/data/feature_buffer_pool.h"
+#include "harness/data/block_source.h"
 
 namespace dlreset::data {
 
 /// An allocator whose resize leaves new elements uninitialized: a batch's features are written
 /// right after the resize (by the fetch, or by the socket read), so zero-filling 200 KB first
-/// would be one more pass over them for nothing. Given a pool, it takes its blocks from there
-/// and gives them back when the buffer dies (feature_buffer_pool.h); the pool lives as long as
-/// the last buffer that came from it.
+/// would be one more pass over them for nothing, and a batch a worker process wrote into shared
+/// memory is already there. Given a block source, it takes its block from there and gives it
+/// back when the buffer dies (block_source.h): a pool of heap blocks, or a shared-memory slot.
+/// The source lives as long as the last buffer that came from it.
 template <typename T>
 class DefaultInitAllocator {
  public:
@@ -25,7 +26,7 @@ class DefaultInitAllocator {
   using propagate_on_container_swap = std::true_type;
 
   DefaultInitAllocator() noexcept = default;
-  explicit DefaultInitAllocator(std::shared_ptr<FeatureBufferPool> pool) noexcept : pool_(std::move(pool)) {}
+  explicit DefaultInitAllocator(std::shared_ptr<BlockSource> pool) noexcept : pool_(std::move(pool)) {}
   template <typename U>
   DefaultInitAllocator(const DefaultInitAllocator<U>& other) noexcept : pool_(other.pool()) {}
 
@@ -49,7 +50,7 @@ class DefaultInitAllocator {
     ::new (static_cast<void*>(place)) U(std::forward<Args>(args)...);
   }
 
-  const std::shared_ptr<FeatureBufferPool>& pool() const noexcept { return pool_; }
+  const std::shared_ptr<BlockSource>& pool() const noexcept { return pool_; }
 
   template <typename U>
   bool operator==(const DefaultInitAllocator<U>& other) const noexcept { return pool_ == other.pool(); }
@@ -57,7 +58,7 @@ class DefaultInitAllocator {
   bool operator!=(const DefaultInitAllocator<U>& other) const noexcept { return pool_ != other.pool(); }
 
  private:
-  std::shared_ptr<FeatureBufferPool> pool_;
+  std::shared_ptr<BlockSource> pool_;
 };
 
 /// A batch's features: floats, allocated without being zeroed.

@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "harness/data/data_loader.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
@@ -61,6 +64,36 @@ std::vector<std::int64_t> pids_of(DataLoader& loader) {
   return it != nullptr ? it->worker_pids() : std::vector<std::int64_t>{};
 }
 
+/// This process's descriptors and mappings of files in /dev/shm: named POSIX shared memory,
+/// which a run killed before it unlinked its segments would leave behind. dlreset's slots are
+/// memfds and never appear there. (Counting /dev/shm's entries instead would count those of
+/// every other program on the machine, torch's among them when the oracle tests run alongside.)
+int dev_shm_handles() {
+  int handles = 0;
+  std::error_code error;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", error);
+       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+    std::error_code unreadable;
+    const std::string target = std::filesystem::read_symlink(it->path(), unreadable).string();
+    if (!unreadable && target.rfind("/dev/shm/", 0) == 0) ++handles;
+  }
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find(" /dev/shm/") != std::string::npos) ++handles;
+  }
+  return handles;
+}
+
+/// This process's mappings of workers' shared-memory slots (worker/shared_slots.h).
+int slot_mappings() {
+  std::ifstream maps("/proc/self/maps");
+  int mappings = 0;
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("memfd:dlreset-batches") != std::string::npos) ++mappings;
+  }
+  return mappings;
+}
+
 /// What the soak saw, epoch by epoch after the warm-up, counted rather than asserted on the
 /// spot so that the report says how often something went wrong, not only that it did.
 struct SoakTally {
@@ -71,6 +104,9 @@ struct SoakTally {
   int child_changes = 0;         ///< ... of live child processes.
   int zombie_epochs = 0;         ///< Epochs that ended with an unreaped child.
   int pid_changes = 0;           ///< Epochs whose workers were not the previous epoch's.
+  int dev_shm_epochs = 0;        ///< Epochs that ended holding something in /dev/shm.
+  int mapping_changes = 0;       ///< ... with another count of slot mappings.
+  int slot_mappings = 0;         ///< Slot mappings at the baseline.
   std::int64_t rss_start_kib = 0;
   std::int64_t rss_end_kib = 0;
   ProcessCensus baseline;
@@ -91,6 +127,7 @@ SoakTally soak(DataLoader& loader, int epochs, BeforeEpoch before_epoch) {
   SoakTally tally;
   tally.baseline = ProcessCensus::take();
   tally.rss_start_kib = testing::resident_set_kib();
+  tally.slot_mappings = slot_mappings();
   std::vector<std::int64_t> previous = pids_of(loader);
   const auto start = Clock::now();
   for (int e = 0; e < epochs; ++e) {
@@ -105,6 +142,8 @@ SoakTally soak(DataLoader& loader, int epochs, BeforeEpoch before_epoch) {
     if (now.threads != tally.baseline.threads) ++tally.thread_changes;
     if (now.children != tally.baseline.children) ++tally.child_changes;
     if (now.zombies != 0) ++tally.zombie_epochs;
+    if (dev_shm_handles() != 0) ++tally.dev_shm_epochs;
+    if (slot_mappings() != tally.slot_mappings) ++tally.mapping_changes;
     ++tally.epochs;
   }
   tally.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -116,12 +155,14 @@ SoakTally soak(DataLoader& loader, int epochs, BeforeEpoch before_epoch) {
 void report(const char* what, StartMethod method, const SoakTally& tally,
             const LoaderCounters& counters) {
   std::printf("soak %s %s: %d epochs in %.1f s; worker spawns %lld, pid changes %d; fds %d, "
-              "threads %d, children %d at every epoch end (changes: fds %d, threads %d, "
-              "children %d, zombie epochs %d); RSS %lld -> %lld KiB (%+.2f%%)\n",
+              "threads %d, children %d, slot mappings %d at every epoch end (changes: fds %d, "
+              "threads %d, children %d, zombie epochs %d, /dev/shm epochs %d, slot mappings %d); "
+              "RSS %lld -> %lld KiB (%+.2f%%)\n",
               what, to_string(method), tally.epochs, tally.seconds,
               static_cast<long long>(counters.worker_spawns), tally.pid_changes,
               tally.baseline.open_fds, tally.baseline.threads, tally.baseline.children,
-              tally.fd_changes, tally.thread_changes, tally.child_changes, tally.zombie_epochs,
+              tally.slot_mappings, tally.fd_changes, tally.thread_changes, tally.child_changes,
+              tally.zombie_epochs, tally.dev_shm_epochs, tally.mapping_changes,
               static_cast<long long>(tally.rss_start_kib),
               static_cast<long long>(tally.rss_end_kib), 100.0 * tally.rss_growth());
 }
@@ -141,6 +182,9 @@ TEST_P(Soak, PersistentWorkersLiveThroughTwoHundredEpochsWithoutLeaking) {
   EXPECT_EQ(tally.thread_changes, 0);
   EXPECT_EQ(tally.child_changes, 0);
   EXPECT_EQ(tally.zombie_epochs, 0);
+  EXPECT_EQ(tally.dev_shm_epochs, 0);
+  EXPECT_EQ(tally.mapping_changes, 0);
+  EXPECT_EQ(tally.slot_mappings, GetParam() == StartMethod::thread ? 0 : 2) << "one per worker";
   if (kRssIsMeaningful) {
     EXPECT_LE(tally.rss_growth(), kMaxRssGrowth)
         << tally.rss_start_kib << " KiB -> " << tally.rss_end_kib << " KiB";
@@ -167,6 +211,9 @@ TEST_P(Soak, BuggyResetReplacesTheWorkersEveryEpochWithoutLeaking) {
   EXPECT_EQ(tally.thread_changes, 0);
   EXPECT_EQ(tally.child_changes, 0);
   EXPECT_EQ(tally.zombie_epochs, 0);
+  EXPECT_EQ(tally.dev_shm_epochs, 0);
+  EXPECT_EQ(tally.mapping_changes, 0);
+  EXPECT_EQ(tally.slot_mappings, GetParam() == StartMethod::thread ? 0 : 2) << "one per worker";
   if (kRssIsMeaningful) {
     EXPECT_LE(tally.rss_growth(), kMaxRssGrowth)
         << tally.rss_start_kib << " KiB -> " << tally.rss_end_kib << " KiB";

@@ -10,6 +10,7 @@ namespace {
 struct Registry {
   std::mutex mutex;
   std::vector<int> fds;
+  std::vector<std::pair<void*, std::size_t>> mappings;
 };
 
 Registry& registry() {
@@ -38,6 +39,26 @@ std::vector<int> parent_only_fds() {
   Registry& r = registry();
   const std::lock_guard<std::mutex> lock(r.mutex);
   return r.fds;
+}
+
+void register_parent_only_mapping(void* base, std::size_t bytes) {
+  Registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  r.mappings.emplace_back(base, bytes);
+}
+
+void unregister_parent_only_mapping(void* base) {
+  Registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  const auto it = std::find_if(r.mappings.begin(), r.mappings.end(),
+                               [base](const auto& mapping) { return mapping.first == base; });
+  if (it != r.mappings.end()) r.mappings.erase(it);
+}
+
+std::vector<std::pair<void*, std::size_t>> parent_only_mappings() {
+  Registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  return r.mappings;
 }
 
 }  // namespace dlreset::data

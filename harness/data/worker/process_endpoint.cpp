@@ -20,8 +20,13 @@ Message exit_message() {
 }
 }  // namespace
 
-ProcessEndpoint::ProcessEndpoint(SocketChannel channel, pid_t parent_pid)
-    : channel_(std::move(channel)), parent_pid_(parent_pid) {}
+ProcessEndpoint::ProcessEndpoint(SocketChannel channel, pid_t parent_pid, std::shared_ptr<SharedSlots> slots)
+    : channel_(std::move(channel)), parent_pid_(parent_pid), slots_(std::move(slots)) {}
+
+SlotSpan ProcessEndpoint::shared_slot(int index) {
+  if (!slots_ || index < 0 || index >= slots_->count()) return {};
+  return {slots_->slot(index), slots_->slot_bytes()};
+}
 
 bool ProcessEndpoint::parent_gone() const { return ::getppid() != parent_pid_; }
 

@@ -4,7 +4,9 @@
 #include <sys/types.h>
 
 #include <deque>
+#include <memory>
 
+#include "harness/data/worker/shared_slots.h"
 #include "harness/data/worker/socket_channel.h"
 #include "harness/data/worker/worker_endpoint.h"
 
@@ -15,12 +17,14 @@ namespace dlreset::data {
 /// same from done_event, a flag shared outside the queue).
 class ProcessEndpoint : public WorkerEndpoint {
  public:
-  ProcessEndpoint(SocketChannel channel, pid_t parent_pid);
+  /// `slots`: this worker's shared-memory slots, or null when it has none.
+  ProcessEndpoint(SocketChannel channel, pid_t parent_pid, std::shared_ptr<SharedSlots> slots);
 
   Message receive() override;
   bool exit_requested() override;
   bool send(Message message) override { return channel_.send(message); }
   void wait_until_exit_requested() override;
+  SlotSpan shared_slot(int index) override;
 
  private:
   void pull();
@@ -28,6 +32,7 @@ class ProcessEndpoint : public WorkerEndpoint {
 
   SocketChannel channel_;
   pid_t parent_pid_;
+  std::shared_ptr<SharedSlots> slots_;
   std::deque<Message> pending_;
   bool exit_seen_ = false;
 };

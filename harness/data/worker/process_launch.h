@@ -3,6 +3,9 @@
 
 #include <sys/types.h>
 
+#include <memory>
+
+#include "harness/data/worker/shared_slots.h"
 #include "harness/data/worker/socket_channel.h"
 #include "harness/data/worker/worker_pool.h"
 
@@ -11,13 +14,15 @@ namespace dlreset::data {
 /// Forks a worker that runs the worker loop on the inherited dataset copy. The child runs no
 /// LibTorch code (a fork after LibTorch's thread pools started is unsafe for OpenMP) and
 /// leaves with _exit, never through the parent's destructors. Its dataset is the parent's own
-/// copy, so nothing needs to be sent to it.
-pid_t launch_fork_worker(const WorkerLaunch& launch, int child_fd);
+/// copy, so nothing needs to be sent to it; it inherits the mapping of its `slots` (null: none).
+pid_t launch_fork_worker(const WorkerLaunch& launch, int child_fd, const std::shared_ptr<SharedSlots>& slots);
 
 /// Starts a fresh run of this program (/proc/self/exe) in worker mode and sends it its set-up:
 /// the program loads, rebuilds its dataset from spec() and loads that again, as a Python
-/// worker started with spawn re-imports everything. The set-up goes over `parent_end`.
-pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChannel& parent_end);
+/// worker started with spawn re-imports everything. The set-up goes over `parent_end`; the
+/// memfd of its `slots` (null: none) is inherited as descriptor 4, and mapped by the worker.
+pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChannel& parent_end,
+                          const std::shared_ptr<SharedSlots>& slots);
 
 /// Whether the calling thread is the process's main thread. A worker started from it is given
 /// PR_SET_PDEATHSIG, which the kernel fires when the thread that forked exits, not the process:

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <thread>
 
+#include "harness/data/dataset.h"
 #include "harness/data/errors.h"
 #include "harness/data/interrupt.h"
 #include "harness/data/worker/parent_only_fds.h"
@@ -32,6 +33,17 @@ int open_pidfd(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pi
 
 /// How often reap() asks waitpid() about a child it cannot wait for through a pidfd.
 constexpr std::chrono::milliseconds kReapPollInterval{1};
+
+/// The slots of one worker: as many as its launch asks for, within kMaxSlotBytesPerWorker.
+std::shared_ptr<SharedSlots> make_slots(const WorkerLaunch& launch) {
+  if (launch.slot_count <= 0 || launch.batch_samples <= 0) return nullptr;
+  constexpr std::size_t kPage = 4096;
+  const SlotLayout layout{launch.batch_samples, launch.dataset->sample_numel()};
+  const std::size_t slot_bytes = (layout.bytes() + kPage - 1) / kPage * kPage;
+  const std::size_t fit = ProcessWorkerPool::kMaxSlotBytesPerWorker / slot_bytes;
+  const int count = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(fit, launch.slot_count)));
+  return SharedSlots::create(count, slot_bytes, launch.config.loader);
+}
 
 int milliseconds_left(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -62,6 +74,12 @@ ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunc
       Worker worker;
       worker.id = launch.config.worker_id;
       worker.channel = SocketChannel(fds[0]);
+      try {
+        worker.slots = make_slots(launch);
+      } catch (...) {
+        ::close(fds[1]);
+        throw;
+      }
       worker.channel.mark_parent_only();
       // The new worker's end too, until it is handed over: a loader forking on another thread
       // meanwhile must not pass it on to its own worker.
@@ -71,8 +89,9 @@ ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunc
         ::close(fds[1]);
       };
       try {
-        worker.pid = method == StartMethod::spawn ? launch_spawn_worker(launch, fds[1], worker.channel)
-                                                  : launch_fork_worker(launch, fds[1]);
+        worker.pid = method == StartMethod::spawn
+                         ? launch_spawn_worker(launch, fds[1], worker.channel, worker.slots)
+                         : launch_fork_worker(launch, fds[1], worker.slots);
       } catch (...) {
         hand_over();
         throw;
@@ -145,11 +164,21 @@ void ProcessWorkerPool::send(int worker_id, const Message& message) {
   // A message to a worker that died is lost, and the next receive() reports the death: its
   // socket reads as closed. Throwing here instead made `iter()` itself fail or not depending
   // on whether a crashing worker had died before the iterator finished priming its tasks.
-  send_reading(workers_.at(static_cast<std::size_t>(worker_id)), message, Clock::time_point::max());
+  Worker& worker = workers_.at(static_cast<std::size_t>(worker_id));
+  if (message.type != MessageType::task || !worker.slots) {
+    send_reading(worker, message, Clock::time_point::max());
+    return;
+  }
+  Message task = message;
+  task.slot = worker.slots->acquire();
+  if (task.slot < 0) ++batches_without_a_slot_;  // the consumer holds them all: inline
+  if (!send_reading(worker, task, Clock::time_point::max()) && task.slot >= 0) {
+    worker.slots->release(task.slot);
+  }
 }
 
-void ProcessWorkerPool::send_reading(Worker& worker, const Message& message, Clock::time_point deadline) {
-  worker.channel.send(message, [this, &worker, deadline] {
+bool ProcessWorkerPool::send_reading(Worker& worker, const Message& message, Clock::time_point deadline) {
+  return worker.channel.send(message, [this, &worker, deadline] {
     while (true) {
       const int left_ms = deadline == Clock::time_point::max()
                               ? static_cast<int>(kInterruptCheckInterval.count())
@@ -165,9 +194,56 @@ void ProcessWorkerPool::send_reading(Worker& worker, const Message& message, Clo
   });
 }
 
+void ProcessWorkerPool::take_from_slot(Worker& worker, Message& message) {
+  if (message.slot < 0) return;
+  if (!worker.slots || message.slot >= worker.slots->count()) {
+    throw DataLoaderError("DataLoader worker " + std::to_string(worker.id) + " (pid " +
+                          std::to_string(worker.pid) + ") of loader '" + loader_ +
+                          "' answered with shared-memory slot " + std::to_string(message.slot) +
+                          ", which it does not have: a corrupt message.");
+  }
+  if (message.type != MessageType::batch || message.slot_samples < 0) {
+    worker.slots->release(message.slot);  // an error, or a batch that did not fit: inline
+    return;
+  }
+  std::int64_t numel = 1;
+  for (const std::int64_t size : message.batch.sample_shape) numel *= size;
+  const SlotLayout layout{message.slot_samples, numel};
+  const std::size_t slot_bytes = worker.slots->slot_bytes();
+  // Bounds first, so that a corrupt count cannot overflow the layout's arithmetic.
+  const bool in_bounds = numel >= 0 && static_cast<std::size_t>(numel) <= slot_bytes / sizeof(float) &&
+                         static_cast<std::size_t>(message.slot_samples) <= slot_bytes / (2 * sizeof(std::int64_t));
+  if (!in_bounds || layout.bytes() > slot_bytes) {
+    worker.slots->release(message.slot);
+    throw DataLoaderError("DataLoader worker " + std::to_string(worker.id) + " (pid " +
+                          std::to_string(worker.pid) + ") of loader '" + loader_ + "' described a batch of " +
+                          std::to_string(message.slot_samples) + " samples that does not fit its " +
+                          std::to_string(worker.slots->slot_bytes()) + "-byte slot: a corrupt message.");
+  }
+  const std::uint8_t* slot = worker.slots->slot(message.slot);
+  const auto* indices = reinterpret_cast<const std::int64_t*>(slot);
+  const auto* labels = reinterpret_cast<const std::int64_t*>(slot + layout.labels_offset());
+  const auto samples = static_cast<std::size_t>(layout.samples);
+  message.batch.indices.assign(indices, indices + samples);
+  message.batch.labels.assign(labels, labels + samples);
+  message.batch.features = FeatureBuffer(samples * static_cast<std::size_t>(numel),
+                                         FeatureBuffer::allocator_type(
+                                             worker.slots->features_block(message.slot, layout)));
+  ++batches_in_slots_;
+}
+
+int ProcessWorkerPool::slots_in_use() const {
+  int in_use = 0;
+  for (const Worker& worker : workers_) in_use += worker.slots ? worker.slots->in_use() : 0;
+  return in_use;
+}
+
 std::optional<Message> ProcessWorkerPool::pop_data(Worker& worker) {
   while (std::optional<Message> message = worker.channel.pop()) {
-    if (!is_lifecycle(message->type)) return message;
+    if (!is_lifecycle(message->type)) {
+      take_from_slot(worker, *message);
+      return message;
+    }
     if (on_lifecycle_) on_lifecycle_(*message);
   }
   return std::nullopt;

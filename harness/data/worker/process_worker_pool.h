@@ -3,15 +3,20 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "harness/data/worker/shared_slots.h"
 #include "harness/data/worker/socket_channel.h"
 #include "harness/data/worker/worker_pool.h"
 
 namespace dlreset::data {
 
-/// The parent waits on every worker's socket and every worker's pidfd with one poll(). A worker
+/// Each worker collates its batches into its own shared-memory slots (shared_slots.h) and
+/// sends only a descriptor; a batch travels in its message only when no slot is free (the
+/// consumer holds them all) or none fits it. The parent waits on every worker's socket and
+/// every worker's pidfd with one poll(). A worker
 /// that dies is seen at once, by its pidfd, even when a process it started still holds its
 /// socket open; without pidfds (before Linux 5.3, or under valgrind), by its socket's end of
 /// file. It is reaped with waitpid and reported with its signal.
@@ -28,19 +33,28 @@ class ProcessWorkerPool : public WorkerPool {
   void shutdown(std::chrono::milliseconds grace) override;
   std::vector<std::int64_t> pids() const override;
 
+  /// Most bytes of shared-memory slots one worker gets: fewer slots for large batches (a
+  /// 60000-sample Fashion-MNIST batch is 189 MB), but always one.
+  static constexpr std::size_t kMaxSlotBytesPerWorker = std::size_t{256} << 20;
+  int slots_in_use() const override;
+  std::int64_t batches_in_slots() const override { return batches_in_slots_; }
+  std::int64_t batches_without_a_slot() const override { return batches_without_a_slot_; }
+
  private:
   struct Worker {
     int id = 0;
     pid_t pid = -1;
     int pidfd = -1;  ///< Lets the parent wait for this one child's exit with a timeout.
     SocketChannel channel;
+    std::shared_ptr<SharedSlots> slots;  ///< Null: every batch travels in its message.
     /// Its pidfd became readable: the process is gone, and everything it sent is in its socket.
     bool exited = false;
     bool reaped = false;
     int wait_status = 0;
   };
 
-  /// Pops the next buffered data message of worker `w`, handing lifecycle reports on.
+  /// Pops the next buffered data message of worker `w`, handing lifecycle reports on, with its
+  /// batch taken from its slot (or the slot freed, for an error or a batch that came inline).
   std::optional<Message> pop_data(Worker& worker);
   /// Waits up to `timeout` for the child to exit (then kills it if `kill_after`), and reaps it.
   void reap(Worker& worker, std::chrono::milliseconds timeout, bool kill_after);
@@ -62,7 +76,11 @@ class ProcessWorkerPool : public WorkerPool {
   /// sending a batch reads no message, so a main process that only waited would deadlock with
   /// it once a task is larger than the socket's buffer. Gives the message up when the worker
   /// dies, or at `deadline`.
-  void send_reading(Worker& worker, const Message& message, Clock::time_point deadline);
+  bool send_reading(Worker& worker, const Message& message, Clock::time_point deadline);
+  /// Turns the descriptor of a batch in `worker`'s slot into the batch: its indices and labels
+  /// copied out, its features left in place. Throws DataLoaderError on a descriptor that does
+  /// not fit the slot.
+  void take_from_slot(Worker& worker, Message& message);
   /// Tells the lifecycle handler that `worker` was launched, as its first report.
   void report_spawn(const Worker& worker) const;
   void record(int kind, const Worker& worker) const;
@@ -72,6 +90,8 @@ class ProcessWorkerPool : public WorkerPool {
   std::vector<Worker> workers_;
   std::size_t next_ = 0;  ///< Round-robin start for fairness between workers' buffers.
   bool shut_down_ = false;
+  std::int64_t batches_in_slots_ = 0;
+  std::int64_t batches_without_a_slot_ = 0;
 };
 
 }  // namespace dlreset::data

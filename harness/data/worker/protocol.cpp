@@ -108,6 +108,8 @@ EncodedFrame encode_frame(const Message& message) {
   writer.put<std::int32_t>(message.worker_id);
   writer.put<std::int64_t>(message.send_idx);
   writer.put<std::int64_t>(message.pid);
+  writer.put<std::int32_t>(message.slot);
+  writer.put<std::int64_t>(message.slot_samples);
   writer.put<double>(message.time_s);
   writer.put<double>(message.duration_s);
   writer.put_vector(message.indices);
@@ -199,6 +201,8 @@ void FrameDecoder::parse() {
     message.worker_id = reader.get<std::int32_t>();
     message.send_idx = reader.get<std::int64_t>();
     message.pid = reader.get<std::int64_t>();
+    message.slot = reader.get<std::int32_t>();
+    message.slot_samples = reader.get<std::int64_t>();
     message.time_s = reader.get<double>();
     message.duration_s = reader.get<double>();
     message.indices = reader.get_vector<std::int64_t>();

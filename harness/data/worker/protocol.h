@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/data/feature_buffer_pool.h"
 #include "harness/data/raw_batch.h"
 
 namespace dlreset::data {
@@ -45,6 +46,12 @@ struct Message {
   int worker_id = -1;
   std::int64_t send_idx = -1;
   std::int64_t pid = 0;
+  /// task: the worker's shared-memory slot to collate the batch into (-1: none, send it in the
+  /// message). batch and error: the task's slot, echoed, so the main process can free it.
+  std::int32_t slot = -1;
+  /// batch: how many samples lie in `slot` (worker/shared_slots.h's SlotLayout); -1 when the
+  /// batch travels in the message (no slot, or one too small for it).
+  std::int64_t slot_samples = -1;
   double time_s = 0.0;      ///< Monotonic clock, shared by all processes.
   double duration_s = 0.0;  ///< dataset_loaded: how long the load took.
   std::vector<std::int64_t> indices;  ///< task

@@ -19,7 +19,11 @@ namespace dlreset::data {
 
 namespace {
 
-Message setup_message(const WorkerLaunch& launch) {
+/// Where a spawned worker finds its channel and its shared-memory slots after the exec.
+constexpr int kChannelFd = 3;
+constexpr int kSlotsFd = 4;
+
+Message setup_message(const WorkerLaunch& launch, const std::shared_ptr<SharedSlots>& slots) {
   const WorkerConfig& config = launch.config;
   nlohmann::json setup = {{"worker_id", config.worker_id},
                           {"num_workers", config.num_workers},
@@ -27,6 +31,9 @@ Message setup_message(const WorkerLaunch& launch) {
                           {"loader", config.loader},
                           {"parent_pid", ::getpid()},
                           {"dataset", launch.dataset->spec()}};
+  if (slots) {
+    setup["slots"] = {{"fd", kSlotsFd}, {"count", slots->count()}, {"slot_bytes", slots->slot_bytes()}};
+  }
   Message message;
   message.type = MessageType::setup;
   message.worker_id = config.worker_id;
@@ -36,10 +43,10 @@ Message setup_message(const WorkerLaunch& launch) {
 
 }  // namespace
 
-pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChannel& parent_end) {
+pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChannel& parent_end,
+                          const std::shared_ptr<SharedSlots>& slots) {
   // Between fork and exec a child of a multi-threaded process may only make async-signal-safe
   // calls, so argv and the environment are built here, before the fork.
-  constexpr int kChannelFd = 3;
   const std::string program = program_invocation_name;
   const std::string role = launch.config.loader + ":" + std::to_string(launch.config.worker_id);
   std::vector<const char*> argv = {program.c_str(), "--dlreset-worker", role.c_str(), nullptr};
@@ -56,6 +63,7 @@ pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChanne
 
   const pid_t parent = ::getpid();
   const bool from_main_thread = forking_from_main_thread();
+  const int slot_fd = slots ? slots->fd() : -1;
   const pid_t pid = ::fork();
   if (pid < 0) {
     throw DataLoaderError(std::string("Cannot start DataLoader worker ") +
@@ -65,11 +73,12 @@ pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChanne
   if (pid == 0) {
     if (from_main_thread) ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // survives execve
     if (::getppid() != parent) ::_exit(1);
-    if (child_fd == kChannelFd) {
-      ::fcntl(kChannelFd, F_SETFD, 0);  // keep it open across exec
-    } else {
-      ::dup2(child_fd, kChannelFd);  // the copy does not inherit FD_CLOEXEC
-    }
+    // Copies above both targets first, so that neither dup2 below can overwrite the other
+    // descriptor; they are close-on-exec, and the dup2 copies are not, so only 3 and 4 stay.
+    const int channel = ::fcntl(child_fd, F_DUPFD_CLOEXEC, 10);
+    const int slots_fd = slot_fd >= 0 ? ::fcntl(slot_fd, F_DUPFD_CLOEXEC, 10) : -1;
+    if (channel < 0 || ::dup2(channel, kChannelFd) < 0) ::_exit(127);
+    if (slots_fd >= 0 && ::dup2(slots_fd, kSlotsFd) < 0) ::_exit(127);
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -80,7 +89,7 @@ pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChanne
     ::_exit(127);
   }
   // A worker that dies before reading this is noticed by the pool as end-of-file.
-  parent_end.send(setup_message(launch));
+  parent_end.send(setup_message(launch, slots));
   return pid;
 }
 

@@ -76,7 +76,13 @@ int run_spawned_worker(int fd) {
     dataset = std::make_unique<UnavailableDataset>(
         std::string("the spawned worker could not rebuild its dataset: ") + e.what());
   }
-  ProcessEndpoint endpoint(std::move(channel), parent);
+  std::shared_ptr<SharedSlots> slots;
+  if (config_json.contains("slots")) {
+    const nlohmann::json& plan = config_json.at("slots");
+    slots = SharedSlots::attach(plan.at("fd").get<int>(), plan.at("count").get<int>(),
+                                plan.at("slot_bytes").get<std::size_t>());
+  }
+  ProcessEndpoint endpoint(std::move(channel), parent, std::move(slots));
   worker_loop(endpoint, *dataset, config);
   return 0;
 }

@@ -1,9 +1,18 @@
 // The worker's side of its connection to the parent, whatever the back-end.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+
 #include "harness/data/worker/protocol.h"
 
 namespace dlreset::data {
+
+/// One shared-memory slot, as the worker sees it (worker/shared_slots.h).
+struct SlotSpan {
+  std::uint8_t* data = nullptr;
+  std::size_t bytes = 0;
+};
 
 /// What the worker loop needs from its back-end: PyTorch's index_queue, data_queue and
 /// done_event, seen from the worker.
@@ -22,6 +31,12 @@ class WorkerEndpoint {
   /// (through current_worker_endpoint()), so a hung worker can still be shut down in every
   /// back-end.
   virtual void wait_until_exit_requested() = 0;
+  /// The shared-memory slot a task names, where this back-end has them (process workers); an
+  /// empty span otherwise, or for an index out of range: the batch then travels in the reply.
+  virtual SlotSpan shared_slot(int index) {
+    static_cast<void>(index);
+    return {};
+  }
 };
 
 }  // namespace dlreset::data

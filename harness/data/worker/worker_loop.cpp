@@ -11,6 +11,7 @@
 
 #include "harness/data/dataset.h"
 #include "harness/data/fetch.h"
+#include "harness/data/worker/shared_slots.h"
 #include "harness/data/worker/worker_info.h"
 #include "harness/trace/event_log.h"
 
@@ -32,6 +33,22 @@ Message lifecycle(MessageType type, const WorkerConfig& config) {
   message.pid = ::getpid();
   message.time_s = trace::monotonic_now_s();
   return message;
+}
+
+/// Collates the batch straight into the task's shared-memory slot when it has one that fits,
+/// and tells the main process where it lies; otherwise into the reply itself.
+void fetch_for(WorkerEndpoint& endpoint, Dataset& dataset, const Message& task, Message& reply) {
+  const SlotSpan slot = task.slot >= 0 ? endpoint.shared_slot(task.slot) : SlotSpan{};
+  const SlotLayout layout{static_cast<std::int64_t>(task.indices.size()), dataset.sample_numel()};
+  if (slot.data == nullptr || layout.bytes() > slot.bytes) {
+    reply.batch = fetch_batch(dataset, task.indices);
+    return;
+  }
+  fetch_batch_into(dataset, task.indices, reinterpret_cast<std::int64_t*>(slot.data),
+                   reinterpret_cast<std::int64_t*>(slot.data + layout.labels_offset()),
+                   reinterpret_cast<float*>(slot.data + layout.features_offset()));
+  reply.batch.sample_shape = dataset.sample_shape();
+  reply.slot_samples = layout.samples;
 }
 
 /// Per thread, like the worker info: each thread worker has its own endpoint.
@@ -96,6 +113,7 @@ void worker_loop(WorkerEndpoint& endpoint, Dataset& dataset, const WorkerConfig&
 
     Message reply = lifecycle(MessageType::batch, config);
     reply.send_idx = message.send_idx;
+    reply.slot = message.slot;  // the main process frees it whatever happens here
     const std::int64_t loads_before = dataset.loads();
     if (!init_error.empty()) {
       reply.type = MessageType::error;
@@ -103,7 +121,7 @@ void worker_loop(WorkerEndpoint& endpoint, Dataset& dataset, const WorkerConfig&
       reply.text = init_error;
     } else {
       try {
-        reply.batch = fetch_batch(dataset, message.indices);
+        fetch_for(endpoint, dataset, message, reply);
       } catch (const std::exception& e) {
         reply.type = MessageType::error;
         reply.error_type = demangled_type(e);

@@ -22,6 +22,11 @@ struct WorkerLaunch {
   /// The worker's own copy of the dataset. Thread and fork workers use it as is; a spawned
   /// worker is sent its spec() and rebuilds it.
   std::shared_ptr<Dataset> dataset;
+  /// Process workers only: the most samples a task asks for (the batch size), and how many
+  /// batches may be in flight or in use at once, which size the worker's shared-memory slots
+  /// (worker/shared_slots.h). 0: no slots; every batch travels in its message.
+  std::int64_t batch_samples = 0;
+  int slot_count = 0;
 };
 
 /// Receives the workers' lifecycle reports (started, dataset_loaded, exiting) on the parent's
@@ -50,6 +55,13 @@ class WorkerPool {
   virtual void shutdown(std::chrono::milliseconds grace) = 0;
   /// Process ids of the workers (the parent's own pid for thread workers).
   virtual std::vector<std::int64_t> pids() const = 0;
+  /// Shared-memory slots that hold a batch in flight or in use (process back-ends; none for
+  /// threads, whose batches never leave the process).
+  virtual int slots_in_use() const { return 0; }
+  /// Batches that arrived in a slot, and those that travelled in their message because every
+  /// slot of their worker was held.
+  virtual std::int64_t batches_in_slots() const { return 0; }
+  virtual std::int64_t batches_without_a_slot() const { return 0; }
 };
 
 /// Starts one worker per launch with the given back-end.

@@ -1,0 +1,80 @@
+// One worker process's shared-memory slots, where it collates its batches.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "harness/data/block_source.h"
+
+namespace dlreset::data {
+
+/// Where a batch of `samples` samples of `numel` floats each lies in a slot: its dataset
+/// indices, then its labels (8 bytes each), then its features. The offsets keep every part
+/// aligned for its type.
+struct SlotLayout {
+  std::int64_t samples = 0;
+  std::int64_t numel = 0;
+
+  std::size_t labels_offset() const { return static_cast<std::size_t>(samples) * sizeof(std::int64_t); }
+  std::size_t features_offset() const { return 2 * labels_offset(); }
+  std::size_t bytes() const {
+    return features_offset() + static_cast<std::size_t>(samples * numel) * sizeof(float);
+  }
+};
+
+/// `count` slots of `slot_bytes` each, in one memfd that the main process maps and its worker
+/// maps too (a fork worker inherits the mapping; a spawned one maps the descriptor it
+/// inherits). The worker collates a task's batch straight into the slot the task names and
+/// answers with a small descriptor; the main process hands the features to the tensor as they
+/// lie (no copy), and the slot is free again when that tensor dies, on whatever thread.
+///
+/// A memfd has no name in /dev/shm and is freed with its last descriptor and mapping, so a
+/// SIGKILLed run leaves nothing behind. Pages are taken only when first written, and the most
+/// recently freed slot is handed out first, so an epoch of few large batches touches few
+/// slots. Thread-safe.
+class SharedSlots : public std::enable_shared_from_this<SharedSlots> {
+ public:
+  /// The main process's side: a new memfd, mapped. Throws DataLoaderError naming the loader,
+  /// the size and the reason when the kernel refuses.
+  static std::shared_ptr<SharedSlots> create(int count, std::size_t slot_bytes, const std::string& loader);
+  /// A spawned worker's side: maps the memfd it inherited as `fd`, then closes `fd`.
+  static std::shared_ptr<SharedSlots> attach(int fd, int count, std::size_t slot_bytes);
+  ~SharedSlots();
+  SharedSlots(const SharedSlots&) = delete;
+  SharedSlots& operator=(const SharedSlots&) = delete;
+
+  /// The memfd, or -1 once closed (a worker keeps only the mapping).
+  int fd() const { return fd_; }
+  int count() const { return count_; }
+  std::size_t slot_bytes() const { return slot_bytes_; }
+  void* mapping() const { return base_; }
+  std::size_t mapping_bytes() const { return static_cast<std::size_t>(count_) * slot_bytes_; }
+  std::uint8_t* slot(int index) const;
+
+  /// A free slot, or -1 when every slot holds a batch in flight or in use.
+  int acquire();
+  /// Frees a slot that acquire() handed out.
+  void release(int index) noexcept;
+  /// Slots handed out and not yet freed.
+  int in_use() const;
+  /// The features of the batch in slot `index`, as the block of a FeatureBuffer: giving the
+  /// block back frees the slot. The source keeps this mapping alive as long as the buffer.
+  std::shared_ptr<BlockSource> features_block(int index, const SlotLayout& layout);
+
+ private:
+  SharedSlots(int fd, void* base, int count, std::size_t slot_bytes, bool owner);
+
+  int fd_;
+  void* base_;
+  int count_;
+  std::size_t slot_bytes_;
+  bool owner_;  ///< The main process's object: registers and closes its descriptor.
+  mutable std::mutex mutex_;
+  std::vector<int> free_;  ///< Capacity `count`, so release() never allocates.
+};
+
+}  // namespace dlreset::data

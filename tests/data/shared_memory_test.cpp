@@ -1,0 +1,205 @@
+// Batches from worker processes arrive in shared-memory slots: collated there by the worker,
+// adopted there by the tensor, and freed when the tensor dies. Counted, never timed.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <ATen/ops/arange.h>
+#include <ATen/ops/equal.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "harness/data/data_loader.h"
+#include "harness/data/multi_processing_dataloader_iter.h"
+#include "harness/data/synthetic_dataset.h"
+#include "harness/data/worker/shared_slots.h"
+#include "tests/support/fixtures.h"
+
+namespace dlreset::data {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Fashion-MNIST's shape: 3136 bytes of features a sample.
+const SampleShape kImage = {1, 28, 28};
+
+DataLoaderOptions options_for(StartMethod method, std::int64_t batch_size, int workers) {
+  DataLoaderOptions options;
+  options.name = "shm";
+  options.batch_size = batch_size;
+  options.num_workers = workers;
+  options.start_method = method;
+  return options;
+}
+
+SyntheticDatasetOptions images() {
+  SyntheticDatasetOptions samples;
+  samples.sample_shape = kImage;
+  return samples;
+}
+
+MultiProcessingDataLoaderIter& workers_of(BatchIterator& it) {
+  return dynamic_cast<MultiProcessingDataLoaderIter&>(it);
+}
+
+/// Every sample's first feature is its index (SyntheticDataset): the batch's features are the
+/// ones its worker wrote for these indices, and its indices and labels came with them.
+void expect_batch_holds_its_samples(const Batch& batch) {
+  const at::Tensor first = batch.inputs.reshape({batch.size(), -1}).select(1, 0);
+  for (std::int64_t j = 0; j < batch.size(); ++j) {
+    const std::int64_t index = batch.indices[static_cast<std::size_t>(j)];
+    ASSERT_EQ(first[j].item<float>(), static_cast<float>(index)) << "row " << j;
+    ASSERT_EQ(batch.targets[j].item<std::int64_t>(), index % 10) << "row " << j;
+  }
+}
+
+TEST(SharedSlots, HandsOutTheMostRecentlyFreedSlotFirst) {
+  auto slots = SharedSlots::create(3, 4096, "test");
+  EXPECT_EQ(slots->acquire(), 0);
+  EXPECT_EQ(slots->acquire(), 1);
+  EXPECT_EQ(slots->in_use(), 2);
+  slots->release(0);
+  EXPECT_EQ(slots->acquire(), 0) << "a freed slot's pages are already there";
+  EXPECT_EQ(slots->acquire(), 2);
+  EXPECT_EQ(slots->acquire(), -1) << "all three are held";
+  EXPECT_EQ(slots->in_use(), 3);
+}
+
+TEST(SharedSlots, ABufferOverASlotFreesItWhenItDiesAndItsCopiesUseTheHeap) {
+  auto slots = SharedSlots::create(2, 4096, "test");
+  const int index = slots->acquire();
+  const SlotLayout layout{4, 8};
+  float* in_place = reinterpret_cast<float*>(slots->slot(index) + layout.features_offset());
+  for (int i = 0; i < 32; ++i) in_place[i] = static_cast<float>(i);
+  {
+    FeatureBuffer features(32, FeatureBuffer::allocator_type(slots->features_block(index, layout)));
+    EXPECT_EQ(features.data(), in_place) << "the features must stay where the worker wrote them";
+    EXPECT_EQ(features[31], 31.0f);
+    FeatureBuffer copy = features;
+    EXPECT_NE(copy.data(), in_place);
+    EXPECT_EQ(copy[31], 31.0f);
+    EXPECT_EQ(slots->in_use(), 1);
+  }
+  EXPECT_EQ(slots->in_use(), 0);
+}
+
+class SharedMemoryBatches : public ::testing::TestWithParam<StartMethod> {};
+
+TEST_P(SharedMemoryBatches, ArriveInSlotsThatTheirTensorsFreeWhenTheyDie) {
+  auto loader = testing::synthetic_loader(640, options_for(GetParam(), 64, 2), images());
+  auto it = loader->iter();
+  std::int64_t batches = 0;
+  while (std::optional<Batch> batch = it->next()) {
+    expect_batch_holds_its_samples(*batch);
+    ++batches;
+  }
+  EXPECT_EQ(batches, 10);
+  EXPECT_EQ(workers_of(*it).batches_in_slots(), 10);
+  EXPECT_EQ(workers_of(*it).batches_without_a_slot(), 0);
+  EXPECT_EQ(workers_of(*it).shared_slots_in_use(), 0);
+}
+
+/// Slots per worker: prefetch_factor (2) in flight and 2 held by the consumer. A consumer that
+/// keeps all 16 batches of an epoch holds every slot, so each worker's last 4 of its 8 batches
+/// travel in their message: 3.2 MB frames, larger than any socket buffer.
+TEST_P(SharedMemoryBatches, BatchesHeldBeyondTheSlotsTravelInTheirMessage) {
+  constexpr std::int64_t kBatch = 1024;
+  auto loader = testing::synthetic_loader(16 * kBatch, options_for(GetParam(), kBatch, 2), images());
+  auto it = loader->iter();
+  std::vector<Batch> held;
+  while (std::optional<Batch> batch = it->next()) held.push_back(std::move(*batch));
+  ASSERT_EQ(held.size(), 16u);
+  for (const Batch& batch : held) expect_batch_holds_its_samples(batch);
+  EXPECT_EQ(workers_of(*it).batches_in_slots(), 8);
+  EXPECT_EQ(workers_of(*it).batches_without_a_slot(), 8);
+  EXPECT_EQ(workers_of(*it).shared_slots_in_use(), 8);
+  held.clear();
+  EXPECT_EQ(workers_of(*it).shared_slots_in_use(), 0);
+}
+
+/// The largest batch `--batch-size` allows: 60000 Fashion-MNIST-sized samples, 188 MB, one
+/// slot a worker (kMaxSlotBytesPerWorker), with 2 workers.
+TEST_P(SharedMemoryBatches, BatchSizeSixtyThousandWithTwoWorkers) {
+  constexpr std::int64_t kBatch = 60'000;
+  auto loader = testing::synthetic_loader(2 * kBatch, options_for(GetParam(), kBatch, 2), images());
+  auto it = loader->iter();
+  std::int64_t samples = 0;
+  while (std::optional<Batch> batch = it->next()) {
+    ASSERT_EQ(batch->size(), kBatch);
+    const at::Tensor first = batch->inputs.reshape({kBatch, -1}).select(1, 0);
+    EXPECT_TRUE(at::equal(first, at::arange(samples, samples + kBatch, first.options())));
+    samples += batch->size();
+  }
+  EXPECT_EQ(samples, 2 * kBatch);
+  EXPECT_EQ(workers_of(*it).batches_in_slots(), 2);
+  EXPECT_EQ(workers_of(*it).batches_without_a_slot(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(ProcessBackends, SharedMemoryBatches,
+                         ::testing::Values(StartMethod::fork, StartMethod::spawn),
+                         testing::start_method_name);
+
+/// Counts the samples its fork workers fetched, in memory they share with the test.
+class CountingDataset : public SyntheticDataset {
+ public:
+  CountingDataset(SyntheticDatasetOptions options, std::atomic<std::int64_t>* fetched)
+      : SyntheticDataset(options), fetched_(fetched) {}
+  std::int64_t get(std::int64_t index, float* features) override {
+    const std::int64_t label = SyntheticDataset::get(index, features);
+    fetched_->fetch_add(1);
+    return label;
+  }
+  std::unique_ptr<Dataset> clone() const override {
+    return std::make_unique<CountingDataset>(options(), fetched_);
+  }
+
+ private:
+  std::atomic<std::int64_t>* fetched_;
+};
+
+/// Waits, as a guard against a hang and not as a measurement, until `fetched` reaches
+/// `expected` or 30 s pass; returns what it reached.
+std::int64_t wait_for_fetched(const std::atomic<std::int64_t>& fetched, std::int64_t expected) {
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (fetched.load() < expected && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return fetched.load();
+}
+
+/// PyTorch's workers finish their prefetch_factor batches whatever the consumer does. With
+/// 3.2 MB batches sent through the socket, each worker finished one and then blocked sending
+/// it until the consumer asked; in shared memory all four are done while it waits, and no
+/// fifth is started before it takes one.
+TEST(SharedMemoryPrefetch, WorkersFinishPrefetchFactorTimesWorkersBatchesWhileTheConsumerWaits) {
+  constexpr std::int64_t kBatch = 1024;
+  constexpr int kWorkers = 2;
+  constexpr int kPrefetch = 2;
+  void* shared = ::mmap(nullptr, sizeof(std::atomic<std::int64_t>), PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(shared, MAP_FAILED);
+  auto* fetched = new (shared) std::atomic<std::int64_t>(0);
+  {
+    SyntheticDatasetOptions samples = images();
+    samples.size = 16 * kBatch;
+    DataLoaderOptions options = options_for(StartMethod::fork, kBatch, kWorkers);
+    options.prefetch_factor = kPrefetch;
+    DataLoader loader(std::make_shared<CountingDataset>(samples, fetched), options);
+    auto it = loader.iter();
+    const std::int64_t in_flight = kPrefetch * kWorkers * kBatch;
+    EXPECT_EQ(wait_for_fetched(*fetched, in_flight), in_flight);
+    EXPECT_EQ(workers_of(*it).tasks_outstanding(), kPrefetch * kWorkers);
+    ASSERT_TRUE(it->next().has_value());  // frees one task: exactly one more is sent
+    EXPECT_EQ(wait_for_fetched(*fetched, in_flight + kBatch), in_flight + kBatch);
+    EXPECT_EQ(workers_of(*it).tasks_outstanding(), kPrefetch * kWorkers);
+  }
+  ::munmap(shared, sizeof(std::atomic<std::int64_t>));
+}
+
+}  // namespace
+}  // namespace dlreset::data
