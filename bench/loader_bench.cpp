@@ -9,10 +9,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include "bench/benches.h"
 #include "harness/data/data_loader.h"
 #include "harness/data/idx_dataset.h"
+#include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/data/synthetic_dataset.h"
 
 namespace dlreset::bench {
@@ -32,51 +36,142 @@ std::int64_t drain_epoch(data::DataLoader& loader) {
   return batches;
 }
 
-/// One epoch over the 60000 training images with persistent workers, after a warm-up epoch in
-/// which every worker loaded its copy: the steady state of a training run's data loading.
-void BM_LoaderEpoch(benchmark::State& state, const BenchConfig& config) {
-  const auto method = kMethods[state.range(0)];
-  const int workers = static_cast<int>(state.range(1));
+/// CPU time (user and system) of this process so far, in seconds: the main process's, and
+/// with thread workers theirs too, since they are its threads.
+double main_cpu_s() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+long minor_faults() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+/// A process's peak resident set (VmHWM) in KiB, 0 when it cannot be read.
+double peak_rss_kib(const std::string& pid) {
+  std::ifstream status("/proc/" + pid + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6));
+  }
+  return 0.0;
+}
+
+/// Restarts this process's peak-RSS count, so that an earlier benchmark's peak does not count.
+void reset_peak_rss(benchmark::State& state) {
+  std::ofstream clear_refs("/proc/self/clear_refs");
+  clear_refs << "5";
+  clear_refs.flush();
+  if (!clear_refs) state.SkipWithError("Writing 5 to /proc/self/clear_refs failed, so the peak RSS cannot be reset.");
+}
+
+/// Peak RSS of the main process and of every live worker of `loader`, summed, in MiB. Pages
+/// two processes share (a fork's copy-on-write pages, the shared-memory slots) count in each.
+double peak_rss_all_mib(data::DataLoader& loader) {
+  double kib = peak_rss_kib("self");
+  if (const auto* workers = dynamic_cast<const data::MultiProcessingDataLoaderIter*>(loader.iterator().get().get())) {
+    if (loader.options().start_method != data::StartMethod::thread) {
+      for (const std::int64_t pid : workers->worker_pids()) kib += peak_rss_kib(std::to_string(pid));
+    }
+  }
+  return kib / 1024.0;
+}
+
+data::DataLoaderOptions epoch_options(data::StartMethod method, int workers, std::int64_t batch_size,
+                                      bool shared_memory) {
   data::DataLoaderOptions options;
-  options.batch_size = config.batch_size;
+  options.batch_size = batch_size;
   options.shuffle = true;
   options.num_workers = workers;
   options.persistent_workers = workers > 0;
   options.start_method = method;
-  data::DataLoader loader(std::shared_ptr<data::Dataset>(data::make_fashion_mnist(config.data_dir, "train")),
-                          options);
+  options.shared_memory = shared_memory;
+  return options;
+}
+
+/// Times epochs of `loader` after a warm-up epoch in which every worker loaded its copy (the
+/// steady state of a training run's data loading), and sets the counters both loader
+/// families report.
+void time_epochs(benchmark::State& state, data::DataLoader& loader, std::int64_t batch_size) {
   drain_epoch(loader);
   std::int64_t batches = 0;
-  rusage before{};
-  ::getrusage(RUSAGE_SELF, &before);
+  const double cpu_before = main_cpu_s();
+  const long faults_before = minor_faults();
   for (auto _ : state) batches += drain_epoch(loader);
-  rusage after{};
-  ::getrusage(RUSAGE_SELF, &after);
-  // The main process's own page faults: with process workers every batch arrives in memory
-  // the main process allocates, and faulting it in again at every batch costs CPU there.
-  state.counters["main_minor_faults_per_batch"] =
-      static_cast<double>(after.ru_minflt - before.ru_minflt) / static_cast<double>(std::max<std::int64_t>(batches, 1));
+  const double per_batch = 1.0 / static_cast<double>(std::max<std::int64_t>(batches, 1));
+  state.counters["main_cpu_us_per_batch"] = 1e6 * (main_cpu_s() - cpu_before) * per_batch;
+  // With process workers every batch arrives in memory the main process maps, and faulting it
+  // in again at every batch costs CPU there.
+  state.counters["main_minor_faults_per_batch"] = static_cast<double>(minor_faults() - faults_before) * per_batch;
   state.counters["batches_per_s"] = benchmark::Counter(static_cast<double>(batches), benchmark::Counter::kIsRate);
-  state.SetLabel(std::string(data::to_string(method)) + ", " + std::to_string(workers) + " workers");
+  state.counters["samples_per_s"] =
+      benchmark::Counter(static_cast<double>(batches * batch_size), benchmark::Counter::kIsRate);
+}
+
+std::string transport_label(data::StartMethod method, int workers, bool shared_memory) {
+  std::string label = std::string(data::to_string(method)) + ", " + std::to_string(workers) + " workers";
+  if (method != data::StartMethod::thread && workers > 0) label += shared_memory ? ", shm" : ", socket";
+  return label;
+}
+
+/// One epoch over the 60000 training images with persistent workers, in the steady state.
+/// shm:0 sends every batch through the worker's socket, as before the shared-memory slots, so
+/// one run compares the two transports.
+void BM_LoaderEpoch(benchmark::State& state, const BenchConfig& config) {
+  const auto method = kMethods[state.range(0)];
+  const int workers = static_cast<int>(state.range(1));
+  const bool shared_memory = state.range(2) != 0;
+  data::DataLoader loader(std::shared_ptr<data::Dataset>(data::make_fashion_mnist(config.data_dir, "train")),
+                          epoch_options(method, workers, config.batch_size, shared_memory));
+  time_epochs(state, loader, config.batch_size);
+  state.SetLabel(transport_label(method, workers, shared_memory));
+}
+
+/// BM_LoaderEpoch at 4 workers over batch sizes, with the peak RSS of every process: what the
+/// slots cost in memory against what they save in time.
+void BM_LoaderBatchSize(benchmark::State& state, const BenchConfig& config) {
+  const auto method = kMethods[state.range(0)];
+  const std::int64_t batch_size = state.range(1);
+  const bool shared_memory = state.range(2) != 0;
+  constexpr int kWorkers = 4;
+  reset_peak_rss(state);
+  data::DataLoader loader(std::shared_ptr<data::Dataset>(data::make_fashion_mnist(config.data_dir, "train")),
+                          epoch_options(method, kWorkers, batch_size, shared_memory));
+  time_epochs(state, loader, batch_size);
+  state.counters["peak_rss_all_mib"] = peak_rss_all_mib(loader);
+  state.SetLabel(transport_label(method, kWorkers, shared_memory) + ", batch " + std::to_string(batch_size));
 }
 
 /// The yardstick: torch::data::make_data_loader over LibTorch's MNIST dataset (which loads
 /// everything into one tensor up front) on the same, decompressed files, with Stack<> collation.
+/// Its workers are threads, so the peak RSS of this one process is all of it.
 void BM_LibTorchLoaderEpoch(benchmark::State& state, DecompressedFashionMnist& files, const BenchConfig& config) {
   const auto workers = static_cast<std::size_t>(state.range(0));
+  const std::int64_t batch_size = state.range(1) > 0 ? state.range(1) : config.batch_size;
+  reset_peak_rss(state);
   auto dataset = torch::data::datasets::MNIST(files.dir()).map(torch::data::transforms::Stack<>());
   auto loader = torch::data::make_data_loader(
       std::move(dataset),
-      torch::data::DataLoaderOptions().batch_size(static_cast<std::size_t>(config.batch_size)).workers(workers));
+      torch::data::DataLoaderOptions().batch_size(static_cast<std::size_t>(batch_size)).workers(workers));
   std::int64_t batches = 0;
+  const double cpu_before = main_cpu_s();
   for (auto _ : state) {
     for (auto& batch : *loader) {
       benchmark::DoNotOptimize(batch.data.data_ptr());
       ++batches;
     }
   }
+  state.counters["main_cpu_us_per_batch"] =
+      1e6 * (main_cpu_s() - cpu_before) / static_cast<double>(std::max<std::int64_t>(batches, 1));
   state.counters["batches_per_s"] = benchmark::Counter(static_cast<double>(batches), benchmark::Counter::kIsRate);
-  state.SetLabel("libtorch threads, " + std::to_string(workers) + " workers");
+  state.counters["samples_per_s"] =
+      benchmark::Counter(static_cast<double>(batches * batch_size), benchmark::Counter::kIsRate);
+  state.counters["peak_rss_all_mib"] = peak_rss_kib("self") / 1024.0;
+  state.SetLabel("libtorch threads, " + std::to_string(workers) + " workers, batch " + std::to_string(batch_size));
 }
 
 /// From iter() until each of `workers` new workers has delivered its first batch: the
@@ -126,21 +221,36 @@ void register_loader_benchmarks(const BenchConfig& config, DecompressedFashionMn
   auto* ours = benchmark::RegisterBenchmark("BM_LoaderEpoch", [&config](benchmark::State& state) {
     BM_LoaderEpoch(state, config);
   });
-  ours->ArgNames({"start", "workers"})->Args({0, 0});
-  for (int start : {0, 1}) {
-    for (int workers : {1, 2, 4}) ours->Args({start, workers});
+  ours->ArgNames({"start", "workers", "shm"})->Args({0, 0, 1});
+  for (int workers : {1, 2, 4}) {
+    ours->Args({0, workers, 1});
+    for (int start : {1, 2}) {
+      for (int shm : {1, 0}) ours->Args({start, workers, shm});
+    }
   }
   ours->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
-  benchmark::RegisterBenchmark("BM_LibTorchLoaderEpoch",
-                               [&files, &config](benchmark::State& state) {
-                                 BM_LibTorchLoaderEpoch(state, files, config);
-                               })
-      ->ArgName("workers")
-      ->Arg(0)->Arg(1)->Arg(2)->Arg(4)
-      ->Unit(benchmark::kMillisecond)
-      ->UseRealTime()
-      ->Iterations(3);
+  auto* sizes = benchmark::RegisterBenchmark("BM_LoaderBatchSize", [&config](benchmark::State& state) {
+    BM_LoaderBatchSize(state, config);
+  });
+  sizes->ArgNames({"start", "batch", "shm"});
+  for (int batch : {64, 1024, 8192}) {
+    sizes->Args({0, batch, 1});
+    for (int start : {1, 2}) {
+      for (int shm : {1, 0}) sizes->Args({start, batch, shm});
+    }
+  }
+  sizes->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+
+  // batch:0 is --batch-size, for the rows beside BM_LoaderEpoch; the others, beside
+  // BM_LoaderBatchSize.
+  auto* theirs = benchmark::RegisterBenchmark("BM_LibTorchLoaderEpoch", [&files, &config](benchmark::State& state) {
+    BM_LibTorchLoaderEpoch(state, files, config);
+  });
+  theirs->ArgNames({"workers", "batch"});
+  for (int workers : {0, 1, 2, 4}) theirs->Args({workers, 0});
+  for (int batch : {64, 1024, 8192}) theirs->Args({4, batch});
+  theirs->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
   benchmark::RegisterBenchmark("BM_WorkerStartup", [&config](benchmark::State& state) {
     BM_WorkerStartup(state, config);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes every figure and table of docs/results.md from scratch on this machine, into OUTDIR
 # (default out/figures): a Release build, the benchmark families, the dlreset run sweep, the
-# plots, and report.md with the tables and targets. About 15 minutes on a 2-core machine, plus
+# plots, and report.md with the tables and targets. About 25 minutes on a 2-core machine, plus
 # the Release build the first time. Run it on an otherwise idle machine: ratios are measured
 # side by side, but a busy machine still widens every range.
 set -euo pipefail
@@ -22,7 +22,7 @@ common=(--benchmark_repetitions=3 --benchmark_enable_random_interleaving=true
 
 echo "== Loader, worker start-up and watched-store benchmarks"
 "$bench" "${common[@]}" --benchmark_out="$out/bench-loader.json" \
-  --benchmark_filter='BM_LoaderEpoch|BM_LibTorchLoaderEpoch|BM_WorkerStartup|BM_WatchedStore'
+  --benchmark_filter='BM_LoaderEpoch|BM_LoaderBatchSize|BM_LibTorchLoaderEpoch|BM_WorkerStartup|BM_WatchedStore'
 
 echo "== Whole fits and the compute-only floor (5 epochs of 50 + 10 batches)"
 "$bench" "${common[@]}" --benchmark_out="$out/bench-fit.json" \
@@ -33,6 +33,11 @@ echo "== dlreset run sweep (5 epochs of 50 + 10 batches, fork and spawn, 3 repet
   --workers 0,1,2,4 --start-methods fork,spawn --epochs 5 --limit-train-batches 50 \
   --limit-val-batches 10 --repeat 3 --events-dir "$out/events" --out "$out/sweep.json"
 
+echo "== fixed / vanilla parity (5 epochs of 50 + 10 batches, fork, 8 paired repetitions)"
+"$python" plots/sweep.py --dlreset build-release/bin/dlreset --variants fixed,vanilla \
+  --workers 2,4 --start-methods fork --epochs 5 --limit-train-batches 50 \
+  --limit-val-batches 10 --repeat 8 --out "$out/sweep-parity.json"
+
 echo "== Figures and tables"
 "$python" plots/plot_workers.py "$out/sweep.json" --out "$out/workers_vs_time"
 "$python" plots/plot_workers.py "$out/bench-fit.json" --out "$out/bench_workers_vs_time"
@@ -42,5 +47,5 @@ for start in fork spawn; do
     "$out/events/events-fixed-$start-w2-r0.json" --out "$out/timeline-$start"
 done
 "$python" plots/report.py --cores "$(nproc)" "$out/bench-loader.json" "$out/bench-fit.json" \
-  "$out/sweep.json" > "$out/report.md"
+  "$out/sweep.json" "$out/sweep-parity.json" > "$out/report.md"
 echo "Wrote $out/report.md and the figures in $out/."

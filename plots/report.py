@@ -2,7 +2,7 @@
 """Turns dlreset's benchmark and sweep JSON into the tables of docs/results.md.
 
 Reads Google Benchmark JSON written by `dlreset_bench --benchmark_out=F --benchmark_out_format=json`
-(any mix of the BM_LoaderEpoch, BM_LibTorchLoaderEpoch, BM_WorkerStartup, BM_WatchedStore, BM_Fit
+(any mix of the BM_LoaderEpoch, BM_LoaderBatchSize, BM_LibTorchLoaderEpoch, BM_WorkerStartup, BM_WatchedStore, BM_Fit
 and BM_ComputeOnly families) and sweep JSON written by plots/sweep.py, and prints Markdown: the
 tables, the cost model of the buggy overhead, and each target of docs/results.md with its measured
 value and whether it is met. Nothing is hard-coded: every number comes from the inputs.
@@ -58,7 +58,7 @@ def load(paths):
                 family, args = name_args(entry["name"])
                 bench.setdefault((family, tuple(sorted(args.items()))), []).append(entry)
         elif "runs" in data:
-            runs.extend(data["runs"])
+            runs.extend(dict(run, sweep_file=path) for run in data["runs"])
         else:
             sys.exit(f"report.py: {path} is neither benchmark JSON nor sweep JSON.")
     return bench, runs
@@ -88,28 +88,83 @@ def verdict(ok):
 
 
 def loader_tables(bench, targets):
-    ours = {(a["start"], a["workers"]): g for a, g in entries(bench, "BM_LoaderEpoch")}
-    theirs = {a["workers"]: g for a, g in entries(bench, "BM_LibTorchLoaderEpoch")}
+    ours = {(a["start"], a["workers"], a.get("shm", 1)): g for a, g in entries(bench, "BM_LoaderEpoch")}
+    theirs = {a["workers"]: g for a, g in entries(bench, "BM_LibTorchLoaderEpoch", batch=0)}
     if not ours:
         return
-    print("### Loader-only epoch: 60000 training images, batch 64, persistent workers\n")
-    print("| workers | LibTorch loader (batches/s) | ours, thread (batches/s) | ours, fork (batches/s) |")
-    print("|---|---|---|---|")
-    for workers in sorted(theirs):
-        rate = lambda g: median([e["batches_per_s"] for e in g])
-        libtorch = rate(theirs[workers])
+    rate = lambda g: median([e["batches_per_s"] for e in g])
+    cpu = lambda g: median([e["main_cpu_us_per_batch"] for e in g])
+    columns = [(0, 1, "thread"), (1, 1, "fork, shm"), (1, 0, "fork, socket"), (2, 1, "spawn, shm"),
+               (2, 0, "spawn, socket")]
+    print("### Loader-only epoch: 60000 training images, persistent workers\n")
+    print("Batches/s, median of the repetitions; in brackets, against the thread back-end, then against "
+          "LibTorch's loader at the same W.\n")
+    print("| workers | LibTorch loader | " + " | ".join(f"ours, {name}" for _, _, name in columns) + " |")
+    print("|---|---|" + "---|" * len(columns))
+    for workers in sorted({w for _, w, _ in ours}):
+        libtorch = rate(theirs[workers]) if workers in theirs else float("nan")
+        thread = ours.get((0, workers, 1))
         row = [f"{libtorch:.0f}"]
-        for start in (0, 1):
-            group = ours.get((start, workers)) or (ours.get((0, 0)) if workers == 0 else None)
+        for start, shm, name in columns:
+            group = ours.get((start, workers, shm)) or (ours.get((0, 0, 1)) if workers == 0 else None)
             if group is None:
                 row.append("–")
                 continue
             mine = rate(group)
-            row.append(f"{mine:.0f} ({mine / libtorch:.2f}×)")
-            targets.append((f"our loader ≥ LibTorch's, {STARTS[start]}, {workers} workers",
-                            f"{mine / libtorch:.2f}×", mine >= libtorch))
+            against_thread = mine / rate(thread) if thread else float("nan")
+            row.append(f"{mine:.0f} ({against_thread:.2f}×, {mine / libtorch:.2f}×)")
+            if workers > 0 and shm == 1:
+                targets.append((f"our loader ≥ 2 × LibTorch's, {name}, {workers} workers",
+                                f"{mine / libtorch:.2f}×", mine >= 2 * libtorch))
+                if start != 0:
+                    targets.append((f"{name} ≥ 0.8 × thread, {workers} workers", f"{against_thread:.2f}×",
+                                    against_thread >= 0.8))
         print(f"| {workers} | " + " | ".join(row) + " |")
-    print("\nW = 0 loads in the main process: both \"ours\" columns are the same run.\n")
+    print("\nW = 0 loads in the main process: every \"ours\" column is the same run.\n")
+    print("Main-process CPU per batch (µs, getrusage user + system). Thread workers are the main "
+          "process's threads, so their CPU counts there.\n")
+    print("| workers | LibTorch loader | " + " | ".join(f"ours, {name}" for _, _, name in columns) + " |")
+    print("|---|---|" + "---|" * len(columns))
+    for workers in sorted({w for _, w, _ in ours if w > 0}):
+        row = [f"{cpu(theirs[workers]):.0f}" if workers in theirs else "–"]
+        for start, shm, name in columns:
+            group = ours.get((start, workers, shm))
+            row.append(f"{cpu(group):.0f}" if group else "–")
+        print(f"| {workers} | " + " | ".join(row) + " |")
+        for start in (1, 2):
+            shm, socket = ours.get((start, workers, 1)), ours.get((start, workers, 0))
+            if workers == 4 and shm and socket:
+                ratio = cpu(shm) / cpu(socket)
+                targets.append((f"main-process CPU per batch, {STARTS[start]} shm / socket ≤ 1/3, 4 workers",
+                                f"{ratio:.2f}", ratio <= 1 / 3))
+    print()
+    batch_size_table(bench)
+
+
+def batch_size_table(bench):
+    ours = {(a["start"], a["batch"], a["shm"]): g for a, g in entries(bench, "BM_LoaderBatchSize")}
+    theirs = {a["batch"]: g for a, g in entries(bench, "BM_LibTorchLoaderEpoch", workers=4) if a["batch"] > 0}
+    if not ours:
+        return
+    print("### Batch sizes, 4 workers\n")
+    print("Samples/s, main-process CPU per batch (µs) and the peak RSS of every process summed (MiB; "
+          "pages two processes share count in each), medians of the repetitions.\n")
+    print("| batch | loader | samples/s | main CPU / batch (µs) | peak RSS, all processes (MiB) |")
+    print("|---|---|---|---|---|")
+    rows = [("LibTorch's", theirs)] + [
+        (f"ours, {STARTS[start]}" + ("" if start == 0 else (", shm" if shm else ", socket")),
+         {b: g for (s, b, m), g in ours.items() if s == start and m == shm})
+        for start, shm in ((0, 1), (1, 1), (1, 0), (2, 1), (2, 0))]
+    for batch in sorted({b for _, b, _ in ours}):
+        for name, groups in rows:
+            group = groups.get(batch)
+            if not group:
+                continue
+            samples = median([e["samples_per_s"] for e in group])
+            cpu = median([e["main_cpu_us_per_batch"] for e in group])
+            rss = median([e["peak_rss_all_mib"] for e in group])
+            print(f"| {batch} | {name} | {samples:.0f} | {cpu:.0f} | {rss:.0f} |")
+    print()
 
 
 def startup_table(bench):
@@ -252,6 +307,36 @@ def sweep_table(runs):
     print()
 
 
+def paired_table(runs, targets):
+    """fixed / vanilla from runs of one repetition, paired: the two ran next to each other, so a
+    drift of the machine moves both, and the spread of the pairs says what the median is worth."""
+    pairs = {}
+    for run in runs:
+        if run["variant"] not in ("fixed", "vanilla") or "sweep_repetition" not in run or not run["workers"]:
+            continue
+        key = (run["start_method"], run["workers"])
+        repetition = (run["sweep_file"], run["sweep_repetition"])
+        pairs.setdefault(key, {}).setdefault(repetition, {})[run["variant"]] = run["total_s"]
+    rows = []
+    for (start, workers), by_rep in sorted(pairs.items()):
+        ratios = [r["fixed"] / r["vanilla"] for r in by_rep.values() if "fixed" in r and "vanilla" in r]
+        if ratios:
+            rows.append((start, workers, ratios))
+    if not rows:
+        return
+    print("### fixed / vanilla, paired by repetition\n")
+    print("| start | workers | pairs | median | range | pairs above 1.03 |")
+    print("|---|---|---|---|---|---|")
+    for start, workers, ratios in rows:
+        above = sum(1 for r in ratios if r > 1.03)
+        print(f"| {start} | {workers} | {len(ratios)} | {median(ratios):.3f} | {min(ratios):.3f}–{max(ratios):.3f} | "
+              f"{above} |")
+        if len(ratios) >= 6:
+            targets.append((f"fixed / vanilla ≤ 1.03, median of {len(ratios)} paired repetitions, {start}, "
+                            f"{workers} workers", f"{median(ratios):.3f}", median(ratios) <= 1.03))
+    print()
+
+
 def main():
     args = parse_args()
     bench, runs = load(args.inputs)
@@ -261,6 +346,7 @@ def main():
     watched_table(bench, targets)
     fit_tables(bench, startup, args.cores, targets)
     sweep_table(runs)
+    paired_table(runs, targets)
     if targets:
         print("### Targets\n")
         print("| target | measured | |")

@@ -240,6 +240,8 @@ def main(argv=None):
             except (OSError, json.JSONDecodeError) as e:
                 fail(f"run {i + 1} ({config}) exited 0 but its report '{report_path}' is unreadable: "
                      f"{e}. command: {shlex.join(command)}")
+            # Which repetition it was, so that report.py can pair the variants' runs of one.
+            report["sweep_repetition"] = rep
             runs.append(report)
             # The report's path was temporary; record the command as one can rerun it.
             commands.append([("-" if part == report_path else part) for part in command])

@@ -53,6 +53,11 @@ struct DataLoaderOptions {
   bool pin_memory = false;
   /// Index batches kept in flight per worker.
   int prefetch_factor = 2;
+  /// Process workers collate into shared-memory slots and send only a descriptor
+  /// (docs/design.md, "The transport"). false sends every batch through the worker's socket,
+  /// the transport before the slots, kept so that one run can compare the two
+  /// (bench/loader_bench.cpp). No effect on thread workers.
+  bool shared_memory = true;
   /// Seconds to wait for a batch from the workers; 0 waits forever.
   double timeout_s = 0.0;
   bool drop_last = false;

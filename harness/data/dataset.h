@@ -10,6 +10,9 @@ namespace dlreset::data {
 
 using SampleShape = std::vector<std::int64_t>;
 
+/// Floats in one sample of `shape`: the product of its sizes (1 for a scalar's empty shape).
+std::int64_t shape_numel(const SampleShape& shape);
+
 /// A map-style dataset whose samples are float features and an integer label.
 ///
 /// Datasets here load *lazily*: construction only checks that the data is there (and learns

@@ -47,7 +47,7 @@ MultiProcessingDataLoaderIter::MultiProcessingDataLoaderIter(std::shared_ptr<Loa
     launch.config.worker_init_fn = options.worker_init_fn;
     launch.dataset = std::shared_ptr<Dataset>(state_->dataset->clone());
     launch.batch_samples = options.batch_size;
-    launch.slot_count = prefetch_factor_ + kBatchesHeldByConsumer;
+    launch.slot_count = options.shared_memory ? prefetch_factor_ + kBatchesHeldByConsumer : 0;
     launches.push_back(std::move(launch));
   }
   // The handler holds the state, not `this`: a report may arrive while this object is being

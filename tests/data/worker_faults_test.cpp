@@ -518,6 +518,42 @@ TEST_P(ProcessBackend, TasksAndBatchesLargerThanTheSocketBufferDoNotDeadlock) {
   EXPECT_EQ(end, ChildEnd::passed) << (end == ChildEnd::hung ? "deadlocked" : "the epoch failed");
 }
 
+/// A worker stalled in its dataset reads no more tasks, so a task larger than the socket's buffer
+/// can never be sent in full: the main process's wait for room must still end on an interrupt,
+/// as its wait for a batch does.
+TEST_P(ProcessBackend, InterruptEndsASendToAWorkerStalledInItsDataset) {
+  constexpr std::int64_t kBatch = 250'000;  ///< 2 MB of indices a task, far over the buffer
+  constexpr double kHungAfterS = 60.0;
+  const StartMethod method = GetParam();
+  const ChildEnd end = run_in_child(
+      [method] {
+        FaultDatasetOptions dataset;
+        dataset.samples.sample_shape = {2};
+        dataset.stall_at = 0;  // the worker takes the first task and stalls on its first sample
+        DataLoaderOptions options = worker_options(method, 1);
+        options.batch_size = kBatch;
+        options.prefetch_factor = 2;
+        auto loader = fault_loader(2 * kBatch, options, dataset);
+        std::thread signaller([] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          request_interrupt(SIGINT);
+        });
+        // iter() primes both tasks, so it is iter() that waits for room and must be
+        // interrupted: a next() that raised would mean the send had waited the stall out.
+        int interrupted_sends = 0;
+        try {
+          auto it = loader->iter();
+        } catch (const InterruptedError& e) {
+          interrupted_sends += e.signal_number() == SIGINT ? 1 : 0;
+        }
+        signaller.join();
+        clear_interrupt();
+        return interrupted_sends == 1;
+      },
+      kHungAfterS);
+  EXPECT_EQ(end, ChildEnd::passed) << (end == ChildEnd::hung ? "hung" : "iter() was not interrupted");
+}
+
 /// Reads each sample's label from a file it opened in the main process, with pread on the
 /// inherited descriptor, as a dataset over HDF5, LMDB or a memory-mapped file does.
 class OpenedFileDataset : public SyntheticDataset {

@@ -46,6 +46,14 @@ std::int64_t FaultDataset::get(std::int64_t index, float* features) {
     }
     ::kill(::getpid(), SIGKILL);
   }
+  if (index == faults_.stall_at) {
+    const data::WorkerInfo* worker = data::get_worker_info();
+    if (worker == nullptr || !worker->in_own_process) {
+      throw std::logic_error("FaultDataset's stall_at needs a process worker (fork or spawn), which "
+                             "shutdown can kill; a thread would stall its loader for stall_s seconds");
+    }
+    ::sleep(static_cast<unsigned>(faults_.stall_s));
+  }
   if (index == faults_.hang_at) {
     data::WorkerEndpoint* endpoint = data::current_worker_endpoint();
     if (endpoint == nullptr) {
@@ -71,6 +79,8 @@ std::string FaultDataset::spec() const {
   spec["throw_at"] = faults_.throw_at;
   spec["crash_at"] = faults_.crash_at;
   spec["hang_at"] = faults_.hang_at;
+  spec["stall_at"] = faults_.stall_at;
+  spec["stall_s"] = faults_.stall_s;
   spec["before_crash"] = faults_.before_crash;
   spec["fork_before_crash_s"] = faults_.fork_before_crash_s;
   spec["sample_work"] = faults_.sample_work;
@@ -84,6 +94,8 @@ std::unique_ptr<FaultDataset> FaultDataset::from_spec(const std::string& text) {
   options.throw_at = spec.at("throw_at").get<std::int64_t>();
   options.crash_at = spec.at("crash_at").get<std::int64_t>();
   options.hang_at = spec.at("hang_at").get<std::int64_t>();
+  options.stall_at = spec.at("stall_at").get<std::int64_t>();
+  options.stall_s = spec.at("stall_s").get<int>();
   options.before_crash = spec.at("before_crash").get<std::string>();
   options.fork_before_crash_s = spec.at("fork_before_crash_s").get<int>();
   options.sample_work = spec.at("sample_work").get<std::vector<std::int64_t>>();

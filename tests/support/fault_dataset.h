@@ -1,6 +1,6 @@
 // A dataset that misbehaves on purpose, for the fault tests: the synthetic samples, plus a
 // sample that throws, one that kills its worker, one that hangs until the worker is told to
-// stop, and samples that cost more than others. Registered as kind "fault", so that spawned
+// stop, one that stalls reading nothing, and samples that cost more than others. Registered as kind "fault", so that spawned
 // workers rebuild it too.
 #pragma once
 
@@ -22,6 +22,11 @@ struct FaultDatasetOptions {
   std::int64_t throw_at = -1;
   std::int64_t crash_at = -1;
   std::int64_t hang_at = -1;
+  /// `get(stall_at)` sleeps `stall_s` seconds and reads nothing meanwhile, as a dataset blocked
+  /// on slow storage does: its worker's socket fills up (process workers only; shutdown kills
+  /// the worker).
+  std::int64_t stall_at = -1;
+  int stall_s = 30;
   /// Run with std::system just before crash_at's SIGKILL: "sleep 10 &" leaves a grandchild that
   /// holds whatever descriptors the worker let it inherit.
   std::string before_crash;

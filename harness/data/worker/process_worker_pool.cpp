@@ -172,42 +172,62 @@ void ProcessWorkerPool::send(int worker_id, const Message& message) {
   Message task = message;
   task.slot = worker.slots->acquire();
   if (task.slot < 0) ++batches_without_a_slot_;  // the consumer holds them all: inline
-  if (!send_reading(worker, task, Clock::time_point::max()) && task.slot >= 0) {
-    worker.slots->release(task.slot);
+  bool sent = false;
+  try {
+    sent = send_reading(worker, task, Clock::time_point::max());
+  } catch (...) {
+    if (task.slot >= 0) worker.slots->release(task.slot);  // interrupted: the task never arrived
+    throw;
   }
+  if (!sent && task.slot >= 0) worker.slots->release(task.slot);
 }
 
 bool ProcessWorkerPool::send_reading(Worker& worker, const Message& message, Clock::time_point deadline) {
-  return worker.channel.send(message, [this, &worker, deadline] {
+  const bool interruptible = deadline == Clock::time_point::max();
+  bool interrupted = false;
+  const bool sent = worker.channel.send(message, [this, &worker, deadline, interruptible, &interrupted] {
     while (true) {
-      const int left_ms = deadline == Clock::time_point::max()
-                              ? static_cast<int>(kInterruptCheckInterval.count())
-                              : std::min(milliseconds_left(deadline),
-                                         static_cast<int>(kInterruptCheckInterval.count()));
+      // A worker hung in its dataset never makes room: only the interrupt ends this wait.
+      if (interruptible && interrupt_requested() != 0) {
+        interrupted = true;
+        return false;
+      }
+      const int left_ms = interruptible ? static_cast<int>(kInterruptCheckInterval.count())
+                                        : std::min(milliseconds_left(deadline),
+                                                   static_cast<int>(kInterruptCheckInterval.count()));
       // Channels at end of file are all read and would stay readable: polling them would spin.
       const ChannelWait wait = wait_for_channels(left_ms, /*skip_at_eof=*/true, &worker);
       if (gone(worker)) return false;  // its pidfd fired, or its socket closed: nobody reads
       if (wait.room) return true;
       if (wait.ready < 0 && wait.error != EINTR) return false;
-      if (deadline != Clock::time_point::max() && milliseconds_left(deadline) == 0) return false;
+      if (!interruptible && milliseconds_left(deadline) == 0) return false;
     }
   });
+  if (interrupted) {
+    // The rest of the frame can never follow, and the worker would read the next message as
+    // its tail: nothing more goes over this channel.
+    worker.channel.close();
+    worker.cut_off = true;
+    throw_if_interrupted();
+  }
+  return sent;
 }
 
 void ProcessWorkerPool::take_from_slot(Worker& worker, Message& message) {
   if (message.slot < 0) return;
+  const auto corrupt = [this, &worker](const std::string& what) {
+    return DataLoaderError("DataLoader worker " + std::to_string(worker.id) + " (pid " +
+                           std::to_string(worker.pid) + ") of loader '" + loader_ + "' " + what +
+                           ": a corrupt message.");
+  };
   if (!worker.slots || message.slot >= worker.slots->count()) {
-    throw DataLoaderError("DataLoader worker " + std::to_string(worker.id) + " (pid " +
-                          std::to_string(worker.pid) + ") of loader '" + loader_ +
-                          "' answered with shared-memory slot " + std::to_string(message.slot) +
-                          ", which it does not have: a corrupt message.");
+    throw corrupt("answered with shared-memory slot " + std::to_string(message.slot) + ", which it does not have");
   }
   if (message.type != MessageType::batch || message.slot_samples < 0) {
     worker.slots->release(message.slot);  // an error, or a batch that did not fit: inline
     return;
   }
-  std::int64_t numel = 1;
-  for (const std::int64_t size : message.batch.sample_shape) numel *= size;
+  const std::int64_t numel = shape_numel(message.batch.sample_shape);
   const SlotLayout layout{message.slot_samples, numel};
   const std::size_t slot_bytes = worker.slots->slot_bytes();
   // Bounds first, so that a corrupt count cannot overflow the layout's arithmetic.
@@ -215,10 +235,8 @@ void ProcessWorkerPool::take_from_slot(Worker& worker, Message& message) {
                          static_cast<std::size_t>(message.slot_samples) <= slot_bytes / (2 * sizeof(std::int64_t));
   if (!in_bounds || layout.bytes() > slot_bytes) {
     worker.slots->release(message.slot);
-    throw DataLoaderError("DataLoader worker " + std::to_string(worker.id) + " (pid " +
-                          std::to_string(worker.pid) + ") of loader '" + loader_ + "' described a batch of " +
-                          std::to_string(message.slot_samples) + " samples that does not fit its " +
-                          std::to_string(worker.slots->slot_bytes()) + "-byte slot: a corrupt message.");
+    throw corrupt("described a batch of " + std::to_string(message.slot_samples) + " samples that does not fit its " +
+                  std::to_string(slot_bytes) + "-byte slot");
   }
   const std::uint8_t* slot = worker.slots->slot(message.slot);
   const auto* indices = reinterpret_cast<const std::int64_t*>(slot);
@@ -251,33 +269,33 @@ std::optional<Message> ProcessWorkerPool::pop_data(Worker& worker) {
 
 ProcessWorkerPool::ChannelWait ProcessWorkerPool::wait_for_channels(int timeout_ms, bool skip_at_eof,
                                                                     const Worker* room_for) {
-  enum class Kind { channel, pidfd };
-  std::vector<pollfd> entries;
-  std::vector<std::pair<Kind, std::size_t>> owners;
+  poll_entries_.clear();
+  poll_owners_.clear();
   for (std::size_t i = 0; i < workers_.size(); ++i) {
     const Worker& worker = workers_[i];
     if (worker.channel.open() && !(skip_at_eof && gone(worker))) {
       const short events = &worker == room_for ? POLLIN | POLLOUT : POLLIN;
-      entries.push_back({worker.channel.fd(), events, 0});
-      owners.emplace_back(Kind::channel, i);
+      poll_entries_.push_back({worker.channel.fd(), events, 0});
+      poll_owners_.push_back({PollOwner::Kind::channel, i});
     }
     if (worker.pidfd >= 0 && !worker.exited) {
-      entries.push_back({worker.pidfd, POLLIN, 0});
-      owners.emplace_back(Kind::pidfd, i);
+      poll_entries_.push_back({worker.pidfd, POLLIN, 0});
+      poll_owners_.push_back({PollOwner::Kind::pidfd, i});
     }
   }
   ChannelWait wait;
-  for (const auto& owner : owners) wait.channels += owner.first == Kind::channel ? 1 : 0;
+  for (const PollOwner& owner : poll_owners_) wait.channels += owner.kind == PollOwner::Kind::channel ? 1 : 0;
   if (wait.channels == 0) return wait;
-  wait.ready = ::poll(entries.data(), entries.size(), timeout_ms);
+  wait.ready = ::poll(poll_entries_.data(), poll_entries_.size(), timeout_ms);
   wait.error = wait.ready < 0 ? errno : 0;
-  for (std::size_t e = 0; wait.ready > 0 && e < entries.size(); ++e) {
-    if (entries[e].revents == 0) continue;
-    Worker& worker = workers_[owners[e].second];
-    if (&worker == room_for && owners[e].first == Kind::channel && (entries[e].revents & POLLOUT) != 0) {
+  for (std::size_t e = 0; wait.ready > 0 && e < poll_entries_.size(); ++e) {
+    if (poll_entries_[e].revents == 0) continue;
+    const PollOwner owner = poll_owners_[e];
+    Worker& worker = workers_[owner.worker];
+    if (&worker == room_for && owner.kind == PollOwner::Kind::channel && (poll_entries_[e].revents & POLLOUT) != 0) {
       wait.room = true;
     }
-    if (owners[e].first == Kind::pidfd) {
+    if (owner.kind == PollOwner::Kind::pidfd) {
       // Gone, though a process it started may hold its socket open: what it sent before it
       // died is all in the socket now, so read it, to deliver it before the death.
       worker.exited = true;
@@ -339,9 +357,11 @@ void ProcessWorkerPool::shutdown(std::chrono::milliseconds grace) {
   }
   for (Worker& worker : workers_) {
     pop_data(worker);
-    // One that closed its socket is on its way out; one that did not is stuck: kill it.
-    const auto wait = gone(worker) ? std::chrono::milliseconds(milliseconds_left(deadline) + 1000)
-                                   : std::chrono::milliseconds(0);
+    // One that closed its socket is on its way out; one that did not is stuck, and one cut off
+    // was never told to go: kill them.
+    const auto wait = gone(worker) && !worker.cut_off
+                          ? std::chrono::milliseconds(milliseconds_left(deadline) + 1000)
+                          : std::chrono::milliseconds(0);
     reap(worker, wait, /*kill_after=*/true);
     worker.channel.close();
   }

@@ -1,6 +1,7 @@
 // The process back-ends (fork and spawn): one child process and one socket per worker.
 #pragma once
 
+#include <poll.h>
 #include <sys/types.h>
 
 #include <memory>
@@ -49,6 +50,9 @@ class ProcessWorkerPool : public WorkerPool {
     std::shared_ptr<SharedSlots> slots;  ///< Null: every batch travels in its message.
     /// Its pidfd became readable: the process is gone, and everything it sent is in its socket.
     bool exited = false;
+    /// Its channel was closed with a frame half sent (an interrupted send): it cannot be told
+    /// to exit, so shutdown kills it without a grace period.
+    bool cut_off = false;
     bool reaped = false;
     int wait_status = 0;
   };
@@ -75,7 +79,8 @@ class ProcessWorkerPool : public WorkerPool {
   /// Sends to `worker`, reading every channel while its socket is full: a worker blocked
   /// sending a batch reads no message, so a main process that only waited would deadlock with
   /// it once a task is larger than the socket's buffer. Gives the message up when the worker
-  /// dies, or at `deadline`.
+  /// dies, or at `deadline`. With no deadline, an interrupt request ends the wait too: the
+  /// frame is then half sent, so the channel is closed and InterruptedError thrown.
   bool send_reading(Worker& worker, const Message& message, Clock::time_point deadline);
   /// Turns the descriptor of a batch in `worker`'s slot into the batch: its indices and labels
   /// copied out, its features left in place. Throws DataLoaderError on a descriptor that does
@@ -92,6 +97,14 @@ class ProcessWorkerPool : public WorkerPool {
   bool shut_down_ = false;
   std::int64_t batches_in_slots_ = 0;
   std::int64_t batches_without_a_slot_ = 0;
+  /// wait_for_channels' poll set and whose each entry is, kept between calls: it runs at every
+  /// wait for a batch and for room to send, and would otherwise allocate at each.
+  struct PollOwner {
+    enum class Kind { channel, pidfd } kind;
+    std::size_t worker;
+  };
+  std::vector<pollfd> poll_entries_;
+  std::vector<PollOwner> poll_owners_;
 };
 
 }  // namespace dlreset::data
