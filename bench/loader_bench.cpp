@@ -51,31 +51,41 @@ long minor_faults() {
   return usage.ru_minflt;
 }
 
-/// A process's peak resident set (VmHWM) in KiB, 0 when it cannot be read.
-double peak_rss_kib(const std::string& pid) {
+/// A field of /proc/PID/status in KiB ("VmHWM": the peak resident set, "VmRSS": the current
+/// one), 0 when it cannot be read.
+double status_kib(const std::string& pid, const std::string& field) {
   std::ifstream status("/proc/" + pid + "/status");
   std::string line;
   while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6));
+    if (line.rfind(field + ":", 0) == 0) return std::stod(line.substr(field.size() + 1));
   }
   return 0.0;
 }
 
-/// Restarts this process's peak-RSS count, so that an earlier benchmark's peak does not count.
-void reset_peak_rss(benchmark::State& state) {
+/// Restarts this process's peak-RSS count, so that an earlier benchmark's peak does not count,
+/// and returns its resident set now, in KiB: what the peak is measured from.
+double reset_peak_rss(benchmark::State& state) {
   std::ofstream clear_refs("/proc/self/clear_refs");
   clear_refs << "5";
   clear_refs.flush();
   if (!clear_refs) state.SkipWithError("Writing 5 to /proc/self/clear_refs failed, so the peak RSS cannot be reset.");
+  return status_kib("self", "VmRSS");
 }
 
-/// Peak RSS of the main process and of every live worker of `loader`, summed, in MiB. Pages
-/// two processes share (a fork's copy-on-write pages, the shared-memory slots) count in each.
-double peak_rss_all_mib(data::DataLoader& loader) {
-  double kib = peak_rss_kib("self");
+/// The peak RSS that the loader added, in every process, in MiB: the main process's peak above
+/// `base_kib` (its resident set before the loader), plus each live worker's peak. A forked
+/// worker starts out with the main process's `base_kib` resident (shared, copy-on-write), so
+/// that much of its peak is not counted again; a spawned one starts from nothing. Pages two
+/// processes share otherwise (the shared-memory slots, pages a fork has not written) count in
+/// each.
+double peak_rss_added_mib(data::DataLoader& loader, double base_kib) {
+  double kib = status_kib("self", "VmHWM") - base_kib;
+  const data::StartMethod method = loader.options().start_method;
   if (const auto* workers = dynamic_cast<const data::MultiProcessingDataLoaderIter*>(loader.iterator().get().get())) {
-    if (loader.options().start_method != data::StartMethod::thread) {
-      for (const std::int64_t pid : workers->worker_pids()) kib += peak_rss_kib(std::to_string(pid));
+    if (method != data::StartMethod::thread) {
+      for (const std::int64_t pid : workers->worker_pids()) {
+        kib += status_kib(std::to_string(pid), "VmHWM") - (method == data::StartMethod::fork ? base_kib : 0.0);
+      }
     }
   }
   return kib / 1024.0;
@@ -131,28 +141,28 @@ void BM_LoaderEpoch(benchmark::State& state, const BenchConfig& config) {
   state.SetLabel(transport_label(method, workers, shared_memory));
 }
 
-/// BM_LoaderEpoch at 4 workers over batch sizes, with the peak RSS of every process: what the
-/// slots cost in memory against what they save in time.
+/// BM_LoaderEpoch at 4 workers over batch sizes, with the peak RSS the loader added in every
+/// process: what the slots cost in memory against what they save in time.
 void BM_LoaderBatchSize(benchmark::State& state, const BenchConfig& config) {
   const auto method = kMethods[state.range(0)];
   const std::int64_t batch_size = state.range(1);
   const bool shared_memory = state.range(2) != 0;
   constexpr int kWorkers = 4;
-  reset_peak_rss(state);
+  const double base_kib = reset_peak_rss(state);
   data::DataLoader loader(std::shared_ptr<data::Dataset>(data::make_fashion_mnist(config.data_dir, "train")),
                           epoch_options(method, kWorkers, batch_size, shared_memory));
   time_epochs(state, loader, batch_size);
-  state.counters["peak_rss_all_mib"] = peak_rss_all_mib(loader);
+  state.counters["peak_rss_added_mib"] = peak_rss_added_mib(loader, base_kib);
   state.SetLabel(transport_label(method, kWorkers, shared_memory) + ", batch " + std::to_string(batch_size));
 }
 
 /// The yardstick: torch::data::make_data_loader over LibTorch's MNIST dataset (which loads
 /// everything into one tensor up front) on the same, decompressed files, with Stack<> collation.
-/// Its workers are threads, so the peak RSS of this one process is all of it.
+/// Its workers are threads, so the peak RSS this one process added is all of it.
 void BM_LibTorchLoaderEpoch(benchmark::State& state, DecompressedFashionMnist& files, const BenchConfig& config) {
   const auto workers = static_cast<std::size_t>(state.range(0));
   const std::int64_t batch_size = state.range(1) > 0 ? state.range(1) : config.batch_size;
-  reset_peak_rss(state);
+  const double base_kib = reset_peak_rss(state);
   auto dataset = torch::data::datasets::MNIST(files.dir()).map(torch::data::transforms::Stack<>());
   auto loader = torch::data::make_data_loader(
       std::move(dataset),
@@ -170,7 +180,7 @@ void BM_LibTorchLoaderEpoch(benchmark::State& state, DecompressedFashionMnist& f
   state.counters["batches_per_s"] = benchmark::Counter(static_cast<double>(batches), benchmark::Counter::kIsRate);
   state.counters["samples_per_s"] =
       benchmark::Counter(static_cast<double>(batches * batch_size), benchmark::Counter::kIsRate);
-  state.counters["peak_rss_all_mib"] = peak_rss_kib("self") / 1024.0;
+  state.counters["peak_rss_added_mib"] = (status_kib("self", "VmHWM") - base_kib) / 1024.0;
   state.SetLabel("libtorch threads, " + std::to_string(workers) + " workers, batch " + std::to_string(batch_size));
 }
 

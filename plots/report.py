@@ -147,9 +147,11 @@ def batch_size_table(bench):
     if not ours:
         return
     print("### Batch sizes, 4 workers\n")
-    print("Samples/s, main-process CPU per batch (µs) and the peak RSS of every process summed (MiB; "
-          "pages two processes share count in each), medians of the repetitions.\n")
-    print("| batch | loader | samples/s | main CPU / batch (µs) | peak RSS, all processes (MiB) |")
+    print("Samples/s, main-process CPU per batch (µs) and the peak RSS the loader added, summed over "
+          "every process (MiB: the main process's peak above its RSS before the loader, plus each "
+          "worker's peak less what a fork inherited; pages processes share count in each), medians "
+          "of the repetitions.\n")
+    print("| batch | loader | samples/s | main CPU / batch (µs) | peak RSS added, all processes (MiB) |")
     print("|---|---|---|---|---|")
     rows = [("LibTorch's", theirs)] + [
         (f"ours, {STARTS[start]}" + ("" if start == 0 else (", shm" if shm else ", socket")),
@@ -162,7 +164,7 @@ def batch_size_table(bench):
                 continue
             samples = median([e["samples_per_s"] for e in group])
             cpu = median([e["main_cpu_us_per_batch"] for e in group])
-            rss = median([e["peak_rss_all_mib"] for e in group])
+            rss = median([e["peak_rss_added_mib"] for e in group])
             print(f"| {batch} | {name} | {samples:.0f} | {cpu:.0f} | {rss:.0f} |")
     print()
 

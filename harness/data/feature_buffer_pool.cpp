@@ -4,7 +4,7 @@
 
 namespace dlreset::data {
 
-FeatureBufferPool::FeatureBufferPool(std::size_t max_kept) : max_kept_(max_kept) { kept_.reserve(max_kept_); }
+FeatureBufferPool::FeatureBufferPool(FeatureBufferPoolLimits limits) : limits_(limits) { kept_.reserve(limits_.blocks); }
 
 FeatureBufferPool::~FeatureBufferPool() {
   for (const auto& [bytes, block] : kept_) ::operator delete(block, bytes);
@@ -16,6 +16,7 @@ void* FeatureBufferPool::allocate(std::size_t bytes) {
     for (auto it = kept_.begin(); it != kept_.end(); ++it) {
       if (it->first == bytes) {
         void* block = it->second;
+        kept_bytes_ -= it->first;
         kept_.erase(it);
         ++reuses_;
         return block;
@@ -29,8 +30,9 @@ void* FeatureBufferPool::allocate(std::size_t bytes) {
 void FeatureBufferPool::deallocate(void* block, std::size_t bytes) noexcept {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (kept_.size() < max_kept_) {
+    if (kept_.size() < limits_.blocks && bytes <= limits_.bytes - kept_bytes_) {
       kept_.emplace_back(bytes, block);
+      kept_bytes_ += bytes;
       return;
     }
   }
@@ -50,6 +52,11 @@ std::int64_t FeatureBufferPool::reuses() const {
 std::size_t FeatureBufferPool::kept() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return kept_.size();
+}
+
+std::size_t FeatureBufferPool::kept_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return kept_bytes_;
 }
 
 }  // namespace dlreset::data

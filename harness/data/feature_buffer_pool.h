@@ -11,6 +11,15 @@
 
 namespace dlreset::data {
 
+/// How much a FeatureBufferPool keeps: blocks are freed once either limit would be passed.
+struct FeatureBufferPoolLimits {
+  /// A worker has `prefetch_factor` (2) batches in flight, and the consumer holds one or two more.
+  std::size_t blocks = 8;
+  /// 64 MiB: 8 batches of 64 images are 1.6 MB, but 8 of 8192 would be 205 MB a worker, kept
+  /// for the rest of the run although the shared-memory slots carry such batches.
+  std::size_t bytes = std::size_t{64} << 20;
+};
+
 /// Keeps the blocks of batches that were freed, to hold the next batches of the same size.
 ///
 /// With process workers every batch arrives in a fresh 200 KB block (batch size 64) and leaves
@@ -21,32 +30,30 @@ namespace dlreset::data {
 /// user drops it), hence the lock.
 class FeatureBufferPool : public BlockSource {
  public:
-  /// How many free blocks are kept by default: a worker has `prefetch_factor` (2) batches in
-  /// flight, and the consumer holds one or two more.
-  static constexpr std::size_t kDefaultMaxKept = 8;
-
-  explicit FeatureBufferPool(std::size_t max_kept = kDefaultMaxKept);
+  explicit FeatureBufferPool(FeatureBufferPoolLimits limits = {});
   ~FeatureBufferPool() override;
   FeatureBufferPool(const FeatureBufferPool&) = delete;
   FeatureBufferPool& operator=(const FeatureBufferPool&) = delete;
 
   /// A kept block of exactly `bytes`, or a new one.
   void* allocate(std::size_t bytes) override;
-  /// Keeps the block for a later allocate(), or frees it when `max_kept` blocks are kept.
+  /// Keeps the block for a later allocate(), or frees it when keeping it would pass a limit.
   void deallocate(void* block, std::size_t bytes) noexcept override;
 
   /// Blocks that allocate() had to take from the heap.
   std::int64_t fresh_allocations() const;
   /// Blocks that allocate() handed out again.
   std::int64_t reuses() const;
-  /// Free blocks kept now.
+  /// Free blocks kept now, and their bytes.
   std::size_t kept() const;
+  std::size_t kept_bytes() const;
 
  private:
   mutable std::mutex mutex_;
   /// (size in bytes, block); capacity reserved up front, so deallocate() never allocates.
   std::vector<std::pair<std::size_t, void*>> kept_;
-  std::size_t max_kept_;
+  std::size_t kept_bytes_ = 0;
+  FeatureBufferPoolLimits limits_;
   std::int64_t fresh_allocations_ = 0;
   std::int64_t reuses_ = 0;
 };

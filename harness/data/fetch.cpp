@@ -5,13 +5,15 @@
 
 namespace dlreset::data {
 
-RawBatch fetch_batch(Dataset& dataset, const std::vector<std::int64_t>& indices) {
+RawBatch fetch_batch(Dataset& dataset, const std::vector<std::int64_t>& indices,
+                     std::shared_ptr<BlockSource> features_from) {
   RawBatch batch;
   batch.sample_shape = dataset.sample_shape();
   const std::int64_t numel = dataset.sample_numel();
   batch.indices = indices;
   batch.labels.resize(indices.size());
-  batch.features.resize(indices.size() * static_cast<std::size_t>(numel));
+  batch.features = FeatureBuffer(indices.size() * static_cast<std::size_t>(numel),
+                                 FeatureBuffer::allocator_type(std::move(features_from)));
   for (std::size_t i = 0; i < indices.size(); ++i) {
     batch.labels[i] = dataset.get(indices[i], batch.features.data() + i * numel);
   }

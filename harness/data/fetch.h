@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "harness/data/raw_batch.h"
@@ -11,9 +12,11 @@ namespace dlreset::data {
 
 class Dataset;
 
-/// Gets every index from the dataset and collates them into one contiguous RawBatch. Runs in
-/// the main process (0 workers) or in a worker; touches no LibTorch code.
-RawBatch fetch_batch(Dataset& dataset, const std::vector<std::int64_t>& indices);
+/// Gets every index from the dataset and collates them into one contiguous RawBatch, its
+/// features in a block from `features_from` (the heap when null). Runs in the main process
+/// (0 workers) or in a worker; touches no LibTorch code.
+RawBatch fetch_batch(Dataset& dataset, const std::vector<std::int64_t>& indices,
+                     std::shared_ptr<BlockSource> features_from = nullptr);
 /// The same, into memory someone else owns (a worker's shared-memory slot): `indices_out` and
 /// `labels` hold indices.size() values, `features` indices.size() × sample_numel() floats.
 void fetch_batch_into(Dataset& dataset, const std::vector<std::int64_t>& indices,

@@ -38,7 +38,9 @@ TEST(FeatureBufferPool, HandsOutNoBlockOfAnotherSize) {
 }
 
 TEST(FeatureBufferPool, KeepsNoMoreBlocksThanItsLimit) {
-  FeatureBufferPool pool(/*max_kept=*/2);
+  FeatureBufferPoolLimits limits;
+  limits.blocks = 2;
+  FeatureBufferPool pool(limits);
   void* blocks[5];
   for (void*& block : blocks) block = pool.allocate(kBatchBytes);
   for (void* block : blocks) pool.deallocate(block, kBatchBytes);
@@ -47,6 +49,26 @@ TEST(FeatureBufferPool, KeepsNoMoreBlocksThanItsLimit) {
   EXPECT_EQ(pool.reuses(), 2);
   EXPECT_EQ(pool.fresh_allocations(), 5 + 3);
   for (void* block : blocks) pool.deallocate(block, kBatchBytes);
+}
+
+/// Batches of 8192 images (25.7 MB each): the default 64 MiB keeps two of them, not eight.
+TEST(FeatureBufferPool, KeepsNoMoreBytesThanItsLimit) {
+  constexpr std::size_t kLargeBatchBytes = 8192 * 784 * sizeof(float);
+  FeatureBufferPool pool;
+  void* blocks[5];
+  for (void*& block : blocks) block = pool.allocate(kLargeBatchBytes);
+  for (void* block : blocks) pool.deallocate(block, kLargeBatchBytes);
+  EXPECT_EQ(pool.kept(), 2u);
+  EXPECT_EQ(pool.kept_bytes(), 2 * kLargeBatchBytes);
+  // A small block still fits beside them; the bound is on bytes, not on one block's size.
+  void* small = pool.allocate(kBatchBytes);
+  pool.deallocate(small, kBatchBytes);
+  EXPECT_EQ(pool.kept(), 3u);
+  for (void*& block : blocks) block = pool.allocate(kLargeBatchBytes);
+  EXPECT_EQ(pool.reuses(), 2);
+  EXPECT_EQ(pool.fresh_allocations(), 5 + 1 + 3);
+  EXPECT_EQ(pool.kept_bytes(), kBatchBytes);
+  for (void* block : blocks) pool.deallocate(block, kLargeBatchBytes);
 }
 
 TEST(FeatureBufferPool, LivesAsLongAsTheLastBufferTakenFromIt) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -171,6 +172,53 @@ std::int64_t wait_for_fetched(const std::atomic<std::int64_t>& fetched, std::int
   }
   return fetched.load();
 }
+
+struct Transport {
+  StartMethod method;
+  bool shared_memory;
+};
+
+std::string transport_name(const ::testing::TestParamInfo<Transport>& info) {
+  const std::string method = to_string(info.param.method);
+  return info.param.method == StartMethod::thread ? method : method + (info.param.shared_memory ? "_shm" : "_socket");
+}
+
+class SteadyState : public ::testing::TestWithParam<Transport> {};
+
+/// 3 persistent epochs of 40 batches, each dropped before the next: a worker has at most
+/// prefetch_factor batches in flight and the consumer holds at most 2, so the batch-sized
+/// blocks taken from the heap stay within (prefetch_factor + 2) a worker, where a block per
+/// batch would be 120. In slots, there are none at all.
+TEST_P(SteadyState, TakesNoBatchSizedBlockFromTheHeapPerBatch) {
+  constexpr int kWorkers = 2;
+  constexpr int kEpochs = 3;
+  constexpr std::int64_t kBatches = 40;
+  DataLoaderOptions options = options_for(GetParam().method, 64, kWorkers);
+  options.persistent_workers = true;
+  options.shared_memory = GetParam().shared_memory;
+  auto loader = testing::synthetic_loader(kBatches * 64, options, images());
+  std::int64_t batches = 0;
+  std::shared_ptr<BatchIterator> it;
+  for (int epoch = 0; epoch < kEpochs; ++epoch) {
+    it = loader->iter();
+    while (std::optional<Batch> batch = it->next()) ++batches;
+  }
+  ASSERT_EQ(batches, kEpochs * kBatches);
+  const std::int64_t allocated = workers_of(*it).feature_blocks_allocated();
+  if (GetParam().shared_memory && GetParam().method != StartMethod::thread) {
+    EXPECT_EQ(allocated, 0);
+    EXPECT_EQ(workers_of(*it).batches_in_slots(), kEpochs * kBatches);
+  } else {
+    EXPECT_GE(allocated, 1);
+    EXPECT_LE(allocated, (options.prefetch_factor + 2) * kWorkers);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, SteadyState,
+                         ::testing::Values(Transport{StartMethod::thread, true}, Transport{StartMethod::fork, true},
+                                           Transport{StartMethod::fork, false}, Transport{StartMethod::spawn, true},
+                                           Transport{StartMethod::spawn, false}),
+                         transport_name);
 
 /// PyTorch's workers finish their prefetch_factor batches whatever the consumer does. With
 /// 3.2 MB batches sent through the socket, each worker finished one and then blocked sending

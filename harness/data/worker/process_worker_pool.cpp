@@ -250,6 +250,12 @@ void ProcessWorkerPool::take_from_slot(Worker& worker, Message& message) {
   ++batches_in_slots_;
 }
 
+std::int64_t ProcessWorkerPool::feature_blocks_allocated() const {
+  std::int64_t blocks = 0;
+  for (const Worker& worker : workers_) blocks += worker.channel.feature_pool().fresh_allocations();
+  return blocks;
+}
+
 int ProcessWorkerPool::slots_in_use() const {
   int in_use = 0;
   for (const Worker& worker : workers_) in_use += worker.slots ? worker.slots->in_use() : 0;

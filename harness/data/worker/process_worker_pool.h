@@ -40,6 +40,7 @@ class ProcessWorkerPool : public WorkerPool {
   int slots_in_use() const override;
   std::int64_t batches_in_slots() const override { return batches_in_slots_; }
   std::int64_t batches_without_a_slot() const override { return batches_without_a_slot_; }
+  std::int64_t feature_blocks_allocated() const override;
 
  private:
   struct Worker {

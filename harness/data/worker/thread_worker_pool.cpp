@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "harness/data/dataset.h"
+#include "harness/data/feature_buffer_pool.h"
 #include "harness/data/interrupt.h"
 #include "harness/data/worker/blocking_queue.h"
 #include "harness/data/worker/status_check.h"
@@ -20,6 +21,8 @@ struct ThreadWorkerPool::Shared {
 
 struct ThreadWorkerPool::WorkerState {
   detail::BlockingQueue<Message> inbox;  ///< PyTorch's index_queue for this worker.
+  /// Its batches' feature blocks, handed back when the consumer's tensors die.
+  std::shared_ptr<FeatureBufferPool> features = std::make_shared<FeatureBufferPool>();
   std::mutex mutex;
   std::condition_variable exit_signal;
   bool exit_requested = false;  ///< PyTorch's done_event, per worker.
@@ -49,6 +52,8 @@ class ThreadEndpoint : public WorkerEndpoint {
     std::unique_lock<std::mutex> lock(state_->mutex);
     state_->exit_signal.wait(lock, [this] { return state_->exit_requested; });
   }
+
+  std::shared_ptr<BlockSource> feature_source() override { return state_->features; }
 
  private:
   std::shared_ptr<ThreadWorkerPool::WorkerState> state_;
@@ -80,6 +85,12 @@ ThreadWorkerPool::ThreadWorkerPool(std::vector<WorkerLaunch> launches, Lifecycle
 }
 
 ThreadWorkerPool::~ThreadWorkerPool() { shutdown(kStatusCheckInterval); }
+
+std::int64_t ThreadWorkerPool::feature_blocks_allocated() const {
+  std::int64_t blocks = 0;
+  for (const auto& worker : workers_) blocks += worker->features->fresh_allocations();
+  return blocks;
+}
 
 void ThreadWorkerPool::send(int worker_id, const Message& message) {
   workers_.at(static_cast<std::size_t>(worker_id))->inbox.push(message);

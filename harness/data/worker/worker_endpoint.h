@@ -3,7 +3,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
+#include "harness/data/block_source.h"
 #include "harness/data/worker/protocol.h"
 
 namespace dlreset::data {
@@ -37,6 +39,11 @@ class WorkerEndpoint {
     static_cast<void>(index);
     return {};
   }
+  /// Where a batch that travels in its reply gets its features: the thread back-end's pool,
+  /// whose blocks come back when the consumer's tensor dies, so that its steady state takes
+  /// no batch-sized block from the heap. Null (process workers): the heap, since the worker
+  /// frees the block as soon as it is sent and its allocator hands the same block out again.
+  virtual std::shared_ptr<BlockSource> feature_source() { return nullptr; }
 };
 
 }  // namespace dlreset::data

@@ -41,7 +41,7 @@ void fetch_for(WorkerEndpoint& endpoint, Dataset& dataset, const Message& task, 
   const SlotSpan slot = task.slot >= 0 ? endpoint.shared_slot(task.slot) : SlotSpan{};
   const SlotLayout layout{static_cast<std::int64_t>(task.indices.size()), dataset.sample_numel()};
   if (slot.data == nullptr || layout.bytes() > slot.bytes) {
-    reply.batch = fetch_batch(dataset, task.indices);
+    reply.batch = fetch_batch(dataset, task.indices, endpoint.feature_source());
     return;
   }
   fetch_batch_into(dataset, task.indices, reinterpret_cast<std::int64_t*>(slot.data),

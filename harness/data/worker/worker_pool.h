@@ -62,6 +62,11 @@ class WorkerPool {
   /// slot of their worker was held.
   virtual std::int64_t batches_in_slots() const { return 0; }
   virtual std::int64_t batches_without_a_slot() const { return 0; }
+  /// Batch-sized blocks taken from the heap for batches outside the slots: those that came in
+  /// their message (process workers) and every batch of thread workers. Freed batches give
+  /// their blocks back to a pool (feature_buffer_pool.h), so in the steady state this stops
+  /// growing.
+  virtual std::int64_t feature_blocks_allocated() const { return 0; }
 };
 
 /// Starts one worker per launch with the given back-end.
