@@ -103,6 +103,16 @@ data::DataLoaderOptions epoch_options(data::StartMethod method, int workers, std
   return options;
 }
 
+/// The counters every loader family reports: main-process CPU per batch since `cpu_before`
+/// (main_cpu_s()), and batches and samples a second.
+void set_rate_counters(benchmark::State& state, std::int64_t batches, std::int64_t batch_size, double cpu_before) {
+  state.counters["main_cpu_us_per_batch"] =
+      1e6 * (main_cpu_s() - cpu_before) / static_cast<double>(std::max<std::int64_t>(batches, 1));
+  state.counters["batches_per_s"] = benchmark::Counter(static_cast<double>(batches), benchmark::Counter::kIsRate);
+  state.counters["samples_per_s"] =
+      benchmark::Counter(static_cast<double>(batches * batch_size), benchmark::Counter::kIsRate);
+}
+
 /// Times epochs of `loader` after a warm-up epoch in which every worker loaded its copy (the
 /// steady state of a training run's data loading), and sets the counters both loader
 /// families report.
@@ -112,14 +122,11 @@ void time_epochs(benchmark::State& state, data::DataLoader& loader, std::int64_t
   const double cpu_before = main_cpu_s();
   const long faults_before = minor_faults();
   for (auto _ : state) batches += drain_epoch(loader);
-  const double per_batch = 1.0 / static_cast<double>(std::max<std::int64_t>(batches, 1));
-  state.counters["main_cpu_us_per_batch"] = 1e6 * (main_cpu_s() - cpu_before) * per_batch;
+  set_rate_counters(state, batches, batch_size, cpu_before);
   // With process workers every batch arrives in memory the main process maps, and faulting it
   // in again at every batch costs CPU there.
-  state.counters["main_minor_faults_per_batch"] = static_cast<double>(minor_faults() - faults_before) * per_batch;
-  state.counters["batches_per_s"] = benchmark::Counter(static_cast<double>(batches), benchmark::Counter::kIsRate);
-  state.counters["samples_per_s"] =
-      benchmark::Counter(static_cast<double>(batches * batch_size), benchmark::Counter::kIsRate);
+  state.counters["main_minor_faults_per_batch"] =
+      static_cast<double>(minor_faults() - faults_before) / static_cast<double>(std::max<std::int64_t>(batches, 1));
 }
 
 std::string transport_label(data::StartMethod method, int workers, bool shared_memory) {
@@ -175,11 +182,7 @@ void BM_LibTorchLoaderEpoch(benchmark::State& state, DecompressedFashionMnist& f
       ++batches;
     }
   }
-  state.counters["main_cpu_us_per_batch"] =
-      1e6 * (main_cpu_s() - cpu_before) / static_cast<double>(std::max<std::int64_t>(batches, 1));
-  state.counters["batches_per_s"] = benchmark::Counter(static_cast<double>(batches), benchmark::Counter::kIsRate);
-  state.counters["samples_per_s"] =
-      benchmark::Counter(static_cast<double>(batches * batch_size), benchmark::Counter::kIsRate);
+  set_rate_counters(state, batches, batch_size, cpu_before);
   state.counters["peak_rss_added_mib"] = (status_kib("self", "VmHWM") - base_kib) / 1024.0;
   state.SetLabel("libtorch threads, " + std::to_string(workers) + " workers, batch " + std::to_string(batch_size));
 }

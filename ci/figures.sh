@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Makes every figure and table of docs/results.md from scratch on this machine, into OUTDIR
 # (default out/figures): a Release build, the benchmark families, the dlreset run sweep, the
-# plots, and report.md with the tables and targets. About 25 minutes on a 2-core machine, plus
-# the Release build the first time. Run it on an otherwise idle machine: ratios are measured
+# plots, and report.md with the tables and targets. It took 14.5 minutes on a 2-core machine
+# before the shared-memory rows and the parity sweep were added; those add to it, and the whole
+# script has not been timed since. Plus the Release build the first time. Run it on an otherwise idle machine: ratios are measured
 # side by side, but a busy machine still widens every range.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -138,7 +138,6 @@ def loader_tables(bench, targets):
                 targets.append((f"main-process CPU per batch, {STARTS[start]} shm / socket ≤ 1/3, 4 workers",
                                 f"{ratio:.2f}", ratio <= 1 / 3))
     print()
-    batch_size_table(bench)
 
 
 def batch_size_table(bench):
@@ -344,6 +343,7 @@ def main():
     bench, runs = load(args.inputs)
     targets = []
     loader_tables(bench, targets)
+    batch_size_table(bench)
     startup = startup_table(bench)
     watched_table(bench, targets)
     fit_tables(bench, startup, args.cores, targets)
