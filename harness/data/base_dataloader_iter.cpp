@@ -26,13 +26,15 @@ std::uint64_t draw_base_seed(LoaderState& state) {
 }  // namespace
 
 BaseDataLoaderIter::BaseDataLoaderIter(std::shared_ptr<LoaderState> state)
-    : state_(std::move(state)), base_seed_(draw_base_seed(*state_)) {
+    : state_(std::move(state)),
+      base_seed_(draw_base_seed(*state_)),
+      pin_memory_(pin_memory_function(state_->options.pin_memory, state_->pin_memory_fn)) {
   state_->stats.iterators_created.fetch_add(1);
 }
 
 std::optional<RawBatch> BaseDataLoaderIter::next_raw() {
-  // Every batch of every iterator passes here: with 0 workers this is where a pending
-  // interrupt is noticed, between two batches.
+  // Every batch of every iterator passes here or in next(): with 0 workers this is where a
+  // pending interrupt is noticed, between two batches.
   throw_if_interrupted();
   std::optional<RawBatch> batch = next_data();
   if (batch) ++num_yielded_;
@@ -40,9 +42,17 @@ std::optional<RawBatch> BaseDataLoaderIter::next_raw() {
 }
 
 std::optional<Batch> BaseDataLoaderIter::next() {
-  std::optional<RawBatch> raw = next_raw();
+  throw_if_interrupted();
+  std::optional<Batch> batch = next_batch();
+  if (batch) ++num_yielded_;
+  return batch;
+}
+
+std::optional<Batch> BaseDataLoaderIter::next_batch() {
+  std::optional<RawBatch> raw = next_data();
   if (!raw) return std::nullopt;
-  return collate(std::move(*raw), state_->options.pin_memory);
+  if (pin_memory_) return pin_memory_(std::move(*raw));
+  return collate(std::move(*raw), /*pin_memory=*/false);
 }
 
 void BaseDataLoaderIter::reset(bool /*first_iter*/) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "harness/data/batch_iterator.h"
+#include "harness/data/collate.h"
 #include "harness/data/loader_state.h"
 #include "harness/data/raw_batch.h"
 
@@ -18,9 +19,11 @@ class BaseDataLoaderIter : public BatchIterator {
  public:
   explicit BaseDataLoaderIter(std::shared_ptr<LoaderState> state);
 
-  /// `__next__`: the next batch as tensors, or nullopt at the end of the epoch.
+  /// `__next__`: the next batch as tensors (pinned, where the loader pins), or nullopt at the
+  /// end of the epoch.
   std::optional<Batch> next() override;
-  /// `__next__` without building tensors: what tests that must not run LibTorch ops use.
+  /// `__next__` without building tensors: what tests that must not run LibTorch ops use. An
+  /// iterator whose pin-memory thread pins its batches has none to give and throws.
   std::optional<RawBatch> next_raw();
   /// `_reset(loader, first_iter)`: a new epoch. A persistent iterator is reset by
   /// `DataLoader::iter()` at the start of every epoch after the first.
@@ -36,6 +39,12 @@ class BaseDataLoaderIter : public BatchIterator {
  protected:
   /// `_next_data`
   virtual std::optional<RawBatch> next_data() = 0;
+  /// `_next_data` with the batch made into tensors: collated, and pinned where the loader
+  /// pins (`_utils.pin_memory.pin_memory`, on this thread). An iterator with a pin-memory
+  /// thread hands out what that thread pinned instead.
+  virtual std::optional<Batch> next_batch();
+  /// How batches are pinned; empty where they are not (collate.h).
+  const PinMemoryFunction& pin_memory() const { return pin_memory_; }
   /// `_next_index`: the next batch of indices of this epoch.
   std::optional<std::vector<std::int64_t>> next_index() { return sampler_iter_.next(); }
 
@@ -45,6 +54,7 @@ class BaseDataLoaderIter : public BatchIterator {
   BatchSampler::Iterator sampler_iter_;
   std::uint64_t base_seed_ = 0;
   std::int64_t num_yielded_ = 0;
+  PinMemoryFunction pin_memory_;
 };
 
 /// Counts a worker's launch and logs it: the one place either happens, so the loader's count

@@ -35,6 +35,13 @@ at::Tensor pinned_copy(const Vector& values, at::IntArrayRef sizes, at::ScalarTy
 
 bool can_pin_memory() { return at::hasCUDA(); }
 
+PinMemoryFunction pin_memory_function(bool pin_memory, const PinMemoryFunction& custom) {
+  if (!pin_memory) return {};
+  if (custom) return custom;
+  if (!can_pin_memory()) return {};
+  return [](RawBatch&& raw) { return collate(std::move(raw), /*pin_memory=*/true); };
+}
+
 Batch collate(RawBatch&& raw, bool pin_memory) {
   std::vector<std::int64_t> input_shape = {raw.size()};
   input_shape.insert(input_shape.end(), raw.sample_shape.begin(), raw.sample_shape.end());

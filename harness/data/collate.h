@@ -1,6 +1,8 @@
 // Turns a worker's RawBatch into tensors, in the main process.
 #pragma once
 
+#include <functional>
+
 #include "harness/data/batch.h"
 #include "harness/data/raw_batch.h"
 
@@ -15,5 +17,14 @@ Batch collate(RawBatch&& raw, bool pin_memory);
 
 /// Whether pinning is possible here (a CUDA device is present).
 bool can_pin_memory();
+
+/// Copies a batch into page-locked memory: PyTorch's `pin_memory(data, device)` for a batch.
+using PinMemoryFunction = std::function<Batch(RawBatch&&)>;
+
+/// How a loader's batches are pinned, or empty where they are not. PyTorch 1.13 pins when
+/// `pin_memory and torch.cuda.is_available()`, or, given a `pin_memory_device`, whenever
+/// `pin_memory` is set; dlreset's counterpart of that device is `custom`
+/// (DataLoader::set_pin_memory_function), which pins even without CUDA.
+PinMemoryFunction pin_memory_function(bool pin_memory, const PinMemoryFunction& custom);
 
 }  // namespace dlreset::data

@@ -43,6 +43,12 @@ class DataLoader : public BatchIterable {
   Dataset& dataset() { return *state_->dataset; }
   LoaderCounters counters() const { return state_->stats.snapshot(); }
 
+  /// Pins batches with `pin` instead of LibTorch's page-locked copy, and pins whenever
+  /// `pin_memory` is set, CUDA or not: PyTorch's `pin_memory_device`, for a program that pins
+  /// for a device of its own, and for tests of the pin-memory thread on a machine without a
+  /// GPU. Iterators made before the call keep the old way.
+  void set_pin_memory_function(PinMemoryFunction pin) { state_->pin_memory_fn = std::move(pin); }
+
   /// Tells `observer` of every later reset of iterator(), with its stack, until removed. Call
   /// both from the thread that iterates the loader, the one whose stores reach the field.
   void add_reset_observer(ResetObserver* observer);

@@ -1,11 +1,22 @@
 #include "harness/data/errors.h"
 
+#include <cxxabi.h>
 #include <sys/wait.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <sstream>
+#include <typeinfo>
 
 namespace dlreset::data {
+
+std::string exception_type_name(const std::exception& e) {
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> name(
+      abi::__cxa_demangle(typeid(e).name(), nullptr, nullptr, &status), &std::free);
+  return status == 0 && name ? std::string(name.get()) : std::string(typeid(e).name());
+}
 
 namespace {
 std::string worker_error_message(const std::string& loader, int worker_id, std::int64_t pid,

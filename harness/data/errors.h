@@ -7,6 +7,10 @@
 
 namespace dlreset::data {
 
+/// The exception's type as C++ spells it ("std::runtime_error"): the "<type>" of PyTorch's
+/// "Caught <type> in ...".
+std::string exception_type_name(const std::exception& e);
+
 /// Base of every error the data layer raises on purpose.
 class DataLoaderError : public std::runtime_error {
  public:

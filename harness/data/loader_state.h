@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "harness/data/batch_sampler.h"
+#include "harness/data/collate.h"
 #include "harness/data/data_loader_options.h"
 #include "harness/data/dataset.h"
 
@@ -48,6 +49,8 @@ struct LoaderState {
   /// base seed draw from. Undefined in SeedMode::stable.
   at::Generator generator;
   LoaderStats stats;
+  /// DataLoader::set_pin_memory_function's; empty: pin with LibTorch where CUDA is present.
+  PinMemoryFunction pin_memory_fn;
 
   LoaderState(DataLoaderOptions opts, std::shared_ptr<Dataset> data, BatchSampler sampler,
               at::Generator torch_generator)

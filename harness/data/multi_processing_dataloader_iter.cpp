@@ -56,6 +56,9 @@ MultiProcessingDataLoaderIter::MultiProcessingDataLoaderIter(std::shared_ptr<Loa
                             [state = state_](const Message& message) {
                               on_worker_lifecycle(*state, message);
                             });
+  if (pin_memory()) {
+    pin_memory_thread_ = std::make_unique<PinMemoryThread>(*pool_, pin_memory(), options.name);
+  }
   reset(/*first_iter=*/true);
 }
 
@@ -80,12 +83,12 @@ void MultiProcessingDataLoaderIter::reset(bool first_iter) {
   if (!first_iter) {
     Message resume;
     resume.type = MessageType::resume;
-    for (int id = 0; id < num_workers_; ++id) pool_->send(id, resume);
+    for (int id = 0; id < num_workers_; ++id) put(id, resume);
     int acks_missing = num_workers_;
     while (acks_missing > 0) {
-      const Message result = get_data();
+      const WorkerResult result = get_data();
       // Anything else is a result of the previous epoch still on its way: dropped.
-      if (result.type == MessageType::resume_ack) --acks_missing;
+      if (result.message.type == MessageType::resume_ack) --acks_missing;
     }
   }
   for (int i = 0; i < prefetch_factor_ * num_workers_; ++i) try_put_index();
@@ -107,29 +110,63 @@ void MultiProcessingDataLoaderIter::try_put_index() {
   task.worker_id = worker_id;
   task.send_idx = send_idx_;
   task.indices = std::move(*index);
-  pool_->send(worker_id, task);
+  put(worker_id, std::move(task));
   task_info_[send_idx_] = TaskInfo{std::nullopt};
   ++tasks_outstanding_;
   ++send_idx_;
 }
 
-Message MultiProcessingDataLoaderIter::get_data() {
+void MultiProcessingDataLoaderIter::put(int worker_id, Message message) {
+  if (pin_memory_thread_) {
+    pin_memory_thread_->send(worker_id, std::move(message));
+  } else {
+    pool_->send(worker_id, message);
+  }
+}
+
+WorkerResult MultiProcessingDataLoaderIter::get_data() {
+  const auto try_get_data = [this](std::chrono::milliseconds timeout) -> std::optional<WorkerResult> {
+    if (pin_memory_thread_) return pin_memory_thread_->get(timeout);
+    std::optional<Message> message = pool_->receive(timeout);
+    if (!message) return std::nullopt;
+    WorkerResult result;
+    result.message = std::move(*message);
+    return result;
+  };
   if (timeout_s_ > 0) {
     const auto timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s_ * 1000.0));
-    std::optional<Message> result = pool_->receive(timeout);
+    std::optional<WorkerResult> result = try_get_data(timeout);
     if (!result) throw DataLoaderTimeoutError(timeout_s_);
     return std::move(*result);
   }
   while (true) {
-    // The pool notices a dead worker at once (its socket closes); the interval only bounds
-    // how long one wait lasts.
-    if (std::optional<Message> result = pool_->receive(kStatusCheckInterval)) {
+    // The pool notices a dead worker at once (its pidfd fires); the interval only bounds how
+    // long one wait lasts.
+    if (std::optional<WorkerResult> result = try_get_data(kStatusCheckInterval)) {
       return std::move(*result);
     }
   }
 }
 
 std::optional<RawBatch> MultiProcessingDataLoaderIter::next_data() {
+  if (pin_memory_thread_) {
+    throw DataLoaderError("The iterator of loader '" + state_->options.name +
+                          "' pins its batches in its pin-memory thread, so it has only tensors to "
+                          "give: call next(), not next_raw(), or turn pin_memory off.");
+  }
+  std::optional<WorkerResult> result = next_result();
+  if (!result) return std::nullopt;
+  return std::move(result->message.batch);
+}
+
+std::optional<Batch> MultiProcessingDataLoaderIter::next_batch() {
+  if (!pin_memory_thread_) return BaseDataLoaderIter::next_batch();
+  std::optional<WorkerResult> result = next_result();
+  if (!result) return std::nullopt;
+  return std::move(*result->batch);
+}
+
+std::optional<WorkerResult> MultiProcessingDataLoaderIter::next_result() {
   while (true) {
     if (rcvd_idx_ >= send_idx_) {
       // The epoch is over. A non-persistent iterator is done for good; asked again, it says
@@ -145,17 +182,19 @@ std::optional<RawBatch> MultiProcessingDataLoaderIter::next_data() {
     }
     auto info = task_info_.find(rcvd_idx_);
     if (info != task_info_.end() && info->second.result) {
-      Message result = std::move(*info->second.result);
+      WorkerResult result = std::move(*info->second.result);
       task_info_.erase(info);
       return process_data(std::move(result));
     }
-    Message result = get_data();
-    if (result.type != MessageType::batch && result.type != MessageType::error) continue;
+    WorkerResult result = get_data();
+    const MessageType type = result.message.type;
+    if (type != MessageType::batch && type != MessageType::error) continue;
     --tasks_outstanding_;
-    if (result.send_idx != rcvd_idx_) {
+    if (result.message.send_idx != rcvd_idx_) {
       // Came back early: keep it until its turn.
       ++results_held_for_their_turn_;
-      task_info_[result.send_idx].result = std::move(result);
+      const std::int64_t send_idx = result.message.send_idx;
+      task_info_[send_idx].result = std::move(result);
       continue;
     }
     task_info_.erase(rcvd_idx_);
@@ -163,20 +202,25 @@ std::optional<RawBatch> MultiProcessingDataLoaderIter::next_data() {
   }
 }
 
-RawBatch MultiProcessingDataLoaderIter::process_data(Message result) {
+WorkerResult MultiProcessingDataLoaderIter::process_data(WorkerResult result) {
   ++rcvd_idx_;
   try_put_index();
-  if (result.type == MessageType::error) {
-    throw WorkerError(state_->options.name, result.worker_id, result.pid, result.error_type,
-                      result.text);
+  const Message& message = result.message;
+  if (message.type == MessageType::error) {
+    throw WorkerError(state_->options.name, message.worker_id, message.pid, message.error_type,
+                      message.text);
   }
-  return std::move(result.batch);
+  if (!result.pin_error.empty()) throw DataLoaderError(result.pin_error);
+  return result;
 }
 
 void MultiProcessingDataLoaderIter::shutdown_workers() {
   state_->stats.shutdown_calls.fetch_add(1);
   if (shutdown_) return;
   shutdown_ = true;
+  // The pin-memory thread first, as PyTorch: the pool is the main thread's again once it has
+  // been joined, and only then are the workers told to exit.
+  if (pin_memory_thread_) pin_memory_thread_->stop();
   if (pool_) pool_->shutdown(kStatusCheckInterval);
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/data/base_dataloader_iter.h"
+#include "harness/data/pin_memory_thread.h"
 #include "harness/data/worker/worker_pool.h"
 
 namespace dlreset::data {
@@ -16,6 +17,8 @@ namespace dlreset::data {
 /// its first task), keeps prefetch_factor × num_workers index batches in flight, sends them
 /// round-robin, and hands batches out in the order they were sent whatever order they come
 /// back in. With persistent workers it survives the epoch and is `reset` for the next one.
+/// Where the loader pins (collate.h), a pin-memory thread reads the workers' results and pins
+/// them off the training thread, as PyTorch's does; it is stopped first at shutdown.
 class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
  public:
   explicit MultiProcessingDataLoaderIter(std::shared_ptr<LoaderState> state);
@@ -50,28 +53,39 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   /// Batch-sized blocks the main process (or thread workers) took from the heap so far. A test hook.
   std::int64_t feature_blocks_allocated() const { return pool_ ? pool_->feature_blocks_allocated() : 0; }
 
+  /// The pin-memory thread, or null where the loader does not pin. A test hook.
+  const PinMemoryThread* pin_memory_thread() const { return pin_memory_thread_.get(); }
+
   bool workers_shut_down() const { return shutdown_; }
   std::vector<std::int64_t> worker_pids() const;
 
  protected:
   std::optional<RawBatch> next_data() override;
+  std::optional<Batch> next_batch() override;
 
  private:
   /// What PyTorch keeps in _task_info: once a task's result arrived out of order, the result.
   /// (PyTorch also keeps the worker, to skip tasks of a worker it has given up on; dlreset
   /// never gives up on one: a dead worker ends the epoch with an error.)
   struct TaskInfo {
-    std::optional<Message> result;
+    std::optional<WorkerResult> result;
   };
 
+  /// `_next_data` up to the result: the next batch's, in order, or nullopt at the end.
+  std::optional<WorkerResult> next_result();
   /// `_try_put_index`: send the next index batch, if any, to the next worker in turn.
   void try_put_index();
-  /// `_get_data`: the next result from any worker, honouring the timeout.
-  Message get_data();
-  /// `_process_data`: count it, refill one slot, re-raise a worker's error.
-  RawBatch process_data(Message result);
+  /// `index_queue.put`: straight to the pool, or through the pin-memory thread while it runs.
+  void put(int worker_id, Message message);
+  /// `_get_data`: the next result from any worker (through the pin-memory thread, where there
+  /// is one), honouring the timeout.
+  WorkerResult get_data();
+  /// `_process_data`: count it, refill one slot, re-raise a worker's or the pinning's error.
+  WorkerResult process_data(WorkerResult result);
 
   std::unique_ptr<WorkerPool> pool_;
+  /// Declared after the pool, so that it is destroyed (stopped and joined) first.
+  std::unique_ptr<PinMemoryThread> pin_memory_thread_;
   int num_workers_;
   int prefetch_factor_;
   bool persistent_workers_;

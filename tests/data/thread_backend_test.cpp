@@ -1,5 +1,6 @@
 // The thread back-end and the event log under concurrency. These tests run no LibTorch op
-// (batches are read with next_raw(), never collated into tensors) and start no process, so
+// (batches are read with next_raw(), or pinned by a function that makes no tensor) and start no
+// process, so
 // ThreadSanitizer sees every access that matters: build them with the tsan preset.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -185,6 +187,38 @@ TEST(ThreadBackend, CountersCanBeReadWhileWorkersRun) {
   reader.join();
   EXPECT_LE(max_loads, 9);
   EXPECT_EQ(loader->counters().dataset_loads, 9);
+}
+
+/// The pin-memory thread reads the pool and sends the main thread's tasks while the main
+/// thread takes batches, resets epochs and finally shuts down mid-epoch. Its pin function here
+/// makes no tensor (no LibTorch op), so ThreadSanitizer sees every shared access.
+TEST(ThreadBackend, PinMemoryThreadSharesNothingUnlockedWithTheTrainingThread) {
+  constexpr std::int64_t kSize = 60;
+  constexpr int kEpochs = 3;
+  std::atomic<std::int64_t> pinned{0};
+  DataLoaderOptions options = thread_options(3, true);
+  options.pin_memory = true;
+  auto loader = synthetic_loader(kSize, options);
+  loader->set_pin_memory_function([&pinned](RawBatch&& raw) {
+    ++pinned;
+    Batch batch;
+    batch.indices = std::move(raw.indices);
+    return batch;
+  });
+  for (int epoch = 0; epoch < kEpochs; ++epoch) {
+    std::vector<std::int64_t> seen;
+    auto it = loader->iter();
+    while (std::optional<Batch> batch = it->next()) {
+      seen.insert(seen.end(), batch->indices.begin(), batch->indices.end());
+    }
+    expect_every_sample_once(seen, kSize, epoch);
+  }
+  EXPECT_EQ(pinned.load(), kEpochs * kSize / options.batch_size);
+  auto it = loader->iter();
+  ASSERT_TRUE(it->next());
+  loader->iterator() = nullptr;  // shut down with tasks in flight and the thread reading
+  it.reset();
+  EXPECT_EQ(loader->counters().worker_spawns, 3);
 }
 
 TEST(EventLog, TakesRecordsAndReadsFromManyThreadsAtOnce) {

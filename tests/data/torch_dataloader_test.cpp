@@ -478,8 +478,10 @@ TEST_P(TorchDataLoader, test_dataset_not_reset) {
 
 // --- test_partial_workers --------------------------------------------------------------------
 
-/// "Check that workers exit even if the iterator is not exhausted." dlreset pins in the main
-/// process's collate, so there is no pin_memory thread to join as torch's test does.
+/// "Check that workers exit even if the iterator is not exhausted." With pin_memory (where a
+/// CUDA device is present) the iterator has a pin-memory thread too; torch's
+/// `pin_memory_thread.is_alive()` is the census's thread count here, which must be back where
+/// it was.
 TEST_P(TorchDataLoader, test_partial_workers) {
   for (const bool pin_memory : pin_memory_configs()) {
     const ProcessCensus baseline = ProcessCensus::take();
@@ -970,7 +972,7 @@ TEST_P(TorchDataLoaderContexts, test_multiple_dataloaders) {
 /// Torch runs a script that breaks out of the first epoch of a persistent, pinned fork loader
 /// and ends, and asks for exit code 0. Here the script is a loader process whose loader goes
 /// with its scope, as the script's does at interpreter exit; it reads raw batches, since a
-/// forked process cannot pin (see LoaderProcess), and dlreset has no pin_memory thread to stop.
+/// forked process cannot pin (see LoaderProcess), so no pin-memory thread is started to stop.
 /// Torch has it in the persistent suite only; nothing in it needs that, so both run.
 TEST_P(TorchDataLoader, test_early_exit) {
   const ProcessCensus baseline = ProcessCensus::take();

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "harness/data/collate.h"
 #include "harness/data/data_loader.h"
 #include "harness/data/errors.h"
 #include "harness/data/interrupt.h"
@@ -552,6 +553,121 @@ TEST_P(ProcessBackend, InterruptEndsASendToAWorkerStalledInItsDataset) {
       },
       kHungAfterS);
   EXPECT_EQ(end, ChildEnd::passed) << (end == ChildEnd::hung ? "hung" : "iter() was not interrupted");
+}
+
+/// Gives `loader` a pin-memory thread on a machine without CUDA: its pin function collates and
+/// pins nothing, which is all these faults need of it.
+void pin_in_a_thread(DataLoader& loader) {
+  loader.set_pin_memory_function([](RawBatch&& raw) { return collate(std::move(raw), /*pin_memory=*/false); });
+}
+
+/// With a pin-memory thread, it is that thread that reads the workers: a death it sees must
+/// still reach the training thread, with the worker's pid and signal, within a second.
+TEST_P(ProcessBackend, WorkerKilledWhileThePinMemoryThreadReadsIsReportedWithItsPid) {
+  const ProcessCensus baseline = ProcessCensus::take();
+  std::vector<std::int64_t> pids;
+  {
+    DataLoaderOptions options = worker_options(GetParam(), 2);
+    options.pin_memory = true;
+    auto loader = synthetic_loader(40, options);
+    pin_in_a_thread(*loader);
+    auto it = loader->iter();
+    ASSERT_TRUE(it->next());
+    pids = dynamic_cast<MultiProcessingDataLoaderIter&>(*it).worker_pids();
+    ASSERT_EQ(pids.size(), 2u);
+    ASSERT_EQ(::kill(static_cast<pid_t>(pids[1]), SIGKILL), 0);
+    const auto start = Clock::now();
+    try {
+      while (it->next()) {
+      }
+      FAIL() << "the dead worker went unnoticed";
+    } catch (const WorkerDiedError& e) {
+      EXPECT_EQ(e.pid(), pids[1]);
+      EXPECT_EQ(e.signal(), SIGKILL);
+    }
+    EXPECT_LT(seconds_since(start), kClosedSocketSeenS);
+    EXPECT_THROW(it->next(), WorkerDiedError) << "asked again, the iterator must say so again, not wait";
+  }
+  EXPECT_TRUE(testing::wait_until_gone(pids, 3.0).empty()) << "orphaned workers";
+  expect_clean(baseline);
+}
+
+TEST_P(AnyBackend, TimeoutIsHonouredThroughThePinMemoryThread) {
+  const ProcessCensus baseline = ProcessCensus::take();
+  const auto start = Clock::now();
+  {
+    FaultDatasetOptions dataset;
+    dataset.hang_at = 0;
+    DataLoaderOptions options = worker_options(GetParam(), 1);
+    options.timeout_s = 1;
+    options.pin_memory = true;
+    auto loader = fault_loader(8, options, dataset);
+    pin_in_a_thread(*loader);
+    auto it = loader->iter();
+    EXPECT_THROW(it->next(), DataLoaderTimeoutError);
+  }
+  EXPECT_LT(seconds_since(start), 1.0 + kFaultDeadlineS);
+  expect_clean(baseline);
+}
+
+TEST_P(AnyBackend, InterruptEndsAWaitOnThePinMemoryThread) {
+  const ProcessCensus baseline = ProcessCensus::take();
+  const auto start = Clock::now();
+  {
+    FaultDatasetOptions dataset;
+    dataset.hang_at = 0;  // no timeout: only the interrupt can end the wait
+    DataLoaderOptions options = worker_options(GetParam(), 1);
+    options.pin_memory = true;
+    auto loader = fault_loader(8, options, dataset);
+    pin_in_a_thread(*loader);
+    auto it = loader->iter();
+    std::thread signaller([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      request_interrupt(SIGINT);
+    });
+    int interrupted = 0;
+    try {
+      it->next();
+    } catch (const InterruptedError& e) {
+      interrupted += e.signal_number() == SIGINT ? 1 : 0;
+    }
+    EXPECT_EQ(interrupted, 1) << "the wait was not interrupted";
+    signaller.join();
+    clear_interrupt();
+  }
+  EXPECT_LT(seconds_since(start), 0.2 + kFaultDeadlineS);
+  expect_clean(baseline);
+}
+
+/// The pin-memory thread sends the tasks. Stopped while it waits for room to send a 2 MB task
+/// to a worker stalled in its dataset for 30 s, it must give the send up, not wait the stall out.
+TEST_P(ProcessBackend, StoppingThePinMemoryThreadGivesUpASendToAStalledWorker) {
+  constexpr std::int64_t kBatch = 250'000;  ///< 2 MB of indices a task, far over the buffer
+  constexpr double kHungAfterS = 60.0;
+  const StartMethod method = GetParam();
+  const ChildEnd end = run_in_child(
+      [method] {
+        FaultDatasetOptions dataset;
+        dataset.samples.sample_shape = {2};
+        dataset.stall_at = 0;
+        DataLoaderOptions options = worker_options(method, 1);
+        options.batch_size = kBatch;
+        options.prefetch_factor = 2;
+        options.pin_memory = true;
+        auto loader = fault_loader(2 * kBatch, options, dataset);
+        pin_in_a_thread(*loader);
+        auto it = loader->iter();  // queues both tasks for the pin-memory thread and returns
+        // Until the worker has started, taken the first task and stalled, and the thread is
+        // stuck sending the second: a spawned worker's start-up takes 0.5 to 0.9 s here.
+        std::this_thread::sleep_for(method == StartMethod::spawn ? std::chrono::milliseconds(2500)
+                                                                 : std::chrono::milliseconds(300));
+        const auto start = Clock::now();
+        it.reset();
+        loader.reset();
+        return seconds_since(start) < kFaultDeadlineS;
+      },
+      kHungAfterS);
+  EXPECT_EQ(end, ChildEnd::passed) << (end == ChildEnd::hung ? "hung" : "the shutdown waited for the stall");
 }
 
 /// Reads each sample's label from a file it opened in the main process, with pread on the

@@ -1,5 +1,5 @@
 // The identical workload on a GPU: with a CUDA device, the buggy and the fixed variant train the
-// CNN there on batches collated into pinned memory by the main process while fork workers run
+// CNN there on batches pinned by the loaders' pin-memory threads while fork workers run
 // beside a live CUDA context, and the workers are spawned and the iterators nulled exactly as on
 // the CPU (docs/design.md §5). Skipped where LibTorch sees no GPU: Debian's libtorch-dev is built without
 // CUDA. ci/gpu.sh runs it on the GPU machine with the rest of the regression suite.

@@ -28,11 +28,25 @@ class BlockingQueue {
     return take(lock);
   }
 
+  /// The front item, or nullopt once `timeout` has passed or wake() was called. A wake is
+  /// consumed by the pop_for it ends (and by one that finds it pending); `woken` says which.
   template <typename Rep, typename Period>
-  std::optional<T> pop_for(std::chrono::duration<Rep, Period> timeout) {
+  std::optional<T> pop_for(std::chrono::duration<Rep, Period> timeout, bool* woken = nullptr) {
     std::unique_lock<std::mutex> lock(mutex_);
-    if (!ready_.wait_for(lock, timeout, [this] { return !items_.empty(); })) return std::nullopt;
+    ready_.wait_for(lock, timeout, [this] { return !items_.empty() || woken_; });
+    if (woken) *woken = woken_;
+    woken_ = false;
+    if (items_.empty()) return std::nullopt;
     return take(lock);
+  }
+
+  /// Ends a pop_for() waiting on another thread (or the next one) without an item.
+  void wake() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      woken_ = true;
+    }
+    ready_.notify_all();
   }
 
  private:
@@ -45,6 +59,7 @@ class BlockingQueue {
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<T> items_;
+  bool woken_ = false;
 };
 
 }  // namespace dlreset::data::detail

@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -57,6 +58,12 @@ ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunc
     : on_lifecycle_(std::move(on_lifecycle)) {
   if (!launches.empty()) loader_ = launches.front().config.loader;
   workers_.reserve(launches.size());
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) {
+    throw DataLoaderError("Cannot create the wake-up descriptor of loader '" + loader_ +
+                          "': " + std::strerror(errno) + ". Raise the limit on open files (ulimit -n).");
+  }
+  register_parent_only_fd(wake_fd_);  // no forked worker needs it
   try {
     for (const WorkerLaunch& launch : launches) {
       int fds[2];
@@ -107,7 +114,17 @@ ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunc
   }
 }
 
-ProcessWorkerPool::~ProcessWorkerPool() { shutdown(kStatusCheckInterval); }
+ProcessWorkerPool::~ProcessWorkerPool() {
+  shutdown(kStatusCheckInterval);
+  unregister_parent_only_fd(wake_fd_);
+  ::close(wake_fd_);
+}
+
+void ProcessWorkerPool::wake() {
+  const std::uint64_t one = 1;
+  // Non-blocking: a counter already pending is wake-up enough.
+  [[maybe_unused]] const ssize_t written = ::write(wake_fd_, &one, sizeof one);
+}
 
 void ProcessWorkerPool::report_spawn(const Worker& worker) const {
   if (on_lifecycle_) on_lifecycle_(spawned_report(worker.id, worker.pid));
@@ -187,8 +204,9 @@ bool ProcessWorkerPool::send_reading(Worker& worker, const Message& message, Clo
   bool interrupted = false;
   const bool sent = worker.channel.send(message, [this, &worker, deadline, interruptible, &interrupted] {
     while (true) {
-      // A worker hung in its dataset never makes room: only the interrupt ends this wait.
-      if (interruptible && interrupt_requested() != 0) {
+      // A worker hung in its dataset never makes room: only the interrupt ends this wait, or
+      // cancel_sends() when another thread is stopping the one that sends.
+      if (interruptible && (interrupt_requested() != 0 || sends_cancelled_.load())) {
         interrupted = true;
         return false;
       }
@@ -274,7 +292,7 @@ std::optional<Message> ProcessWorkerPool::pop_data(Worker& worker) {
 }
 
 ProcessWorkerPool::ChannelWait ProcessWorkerPool::wait_for_channels(int timeout_ms, bool skip_at_eof,
-                                                                    const Worker* room_for) {
+                                                                    const Worker* room_for, bool wakeable) {
   poll_entries_.clear();
   poll_owners_.clear();
   for (std::size_t i = 0; i < workers_.size(); ++i) {
@@ -292,10 +310,20 @@ ProcessWorkerPool::ChannelWait ProcessWorkerPool::wait_for_channels(int timeout_
   ChannelWait wait;
   for (const PollOwner& owner : poll_owners_) wait.channels += owner.kind == PollOwner::Kind::channel ? 1 : 0;
   if (wait.channels == 0) return wait;
+  if (wakeable) {
+    poll_entries_.push_back({wake_fd_, POLLIN, 0});
+    poll_owners_.push_back({PollOwner::Kind::wake, 0});
+  }
   wait.ready = ::poll(poll_entries_.data(), poll_entries_.size(), timeout_ms);
   wait.error = wait.ready < 0 ? errno : 0;
   for (std::size_t e = 0; wait.ready > 0 && e < poll_entries_.size(); ++e) {
     if (poll_entries_[e].revents == 0) continue;
+    if (poll_owners_[e].kind == PollOwner::Kind::wake) {
+      std::uint64_t count = 0;
+      [[maybe_unused]] const ssize_t got = ::read(wake_fd_, &count, sizeof count);
+      wait.woken = true;
+      continue;
+    }
     const PollOwner owner = poll_owners_[e];
     Worker& worker = workers_[owner.worker];
     if (&worker == room_for && owner.kind == PollOwner::Kind::channel && (poll_entries_[e].revents & POLLOUT) != 0) {
@@ -330,8 +358,8 @@ std::optional<Message> ProcessWorkerPool::receive(std::chrono::milliseconds time
     throw_if_interrupted();
     const int left_ms = milliseconds_left(deadline);
     const int slice_ms = std::min(left_ms, static_cast<int>(kInterruptCheckInterval.count()));
-    const ChannelWait wait = wait_for_channels(slice_ms, /*skip_at_eof=*/false);
-    if (wait.channels == 0) return std::nullopt;
+    const ChannelWait wait = wait_for_channels(slice_ms, /*skip_at_eof=*/false, nullptr, /*wakeable=*/true);
+    if (wait.channels == 0 || wait.woken) return std::nullopt;
     if (wait.ready < 0 && wait.error != EINTR) {
       throw DataLoaderError(std::string("Waiting for DataLoader workers failed: ") +
                             std::strerror(wait.error) + ".");

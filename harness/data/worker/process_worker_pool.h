@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,8 @@ class ProcessWorkerPool : public WorkerPool {
   std::optional<Message> receive(std::chrono::milliseconds timeout) override;
   void shutdown(std::chrono::milliseconds grace) override;
   std::vector<std::int64_t> pids() const override;
+  void wake() override;
+  void cancel_sends() override { sends_cancelled_.store(true); }
 
   /// Most bytes of shared-memory slots one worker gets: fewer slots for large batches (a
   /// 60000-sample Fashion-MNIST batch is 189 MB), but always one.
@@ -75,8 +78,10 @@ class ProcessWorkerPool : public WorkerPool {
     int ready = 0;             ///< poll's result: descriptors that were ready, 0 on a timeout, -1.
     int error = 0;             ///< errno when `ready` is -1.
     bool room = false;         ///< `room_for`'s channel can take more bytes.
+    bool woken = false;        ///< wake() was called (only when the wait was `wakeable`).
   };
-  ChannelWait wait_for_channels(int timeout_ms, bool skip_at_eof, const Worker* room_for = nullptr);
+  ChannelWait wait_for_channels(int timeout_ms, bool skip_at_eof, const Worker* room_for = nullptr,
+                                bool wakeable = false);
   /// Sends to `worker`, reading every channel while its socket is full: a worker blocked
   /// sending a batch reads no message, so a main process that only waited would deadlock with
   /// it once a task is larger than the socket's buffer. Gives the message up when the worker
@@ -101,11 +106,14 @@ class ProcessWorkerPool : public WorkerPool {
   /// wait_for_channels' poll set and whose each entry is, kept between calls: it runs at every
   /// wait for a batch and for room to send, and would otherwise allocate at each.
   struct PollOwner {
-    enum class Kind { channel, pidfd } kind;
+    enum class Kind { channel, pidfd, wake } kind;
     std::size_t worker;
   };
   std::vector<pollfd> poll_entries_;
   std::vector<PollOwner> poll_owners_;
+  /// An eventfd that wake() writes and receive() polls beside the channels.
+  int wake_fd_ = -1;
+  std::atomic<bool> sends_cancelled_{false};
 };
 
 }  // namespace dlreset::data

@@ -113,14 +113,17 @@ std::optional<Message> ThreadWorkerPool::receive(std::chrono::milliseconds timeo
     throw_if_interrupted();
     const Duration left = std::max(deadline - std::chrono::steady_clock::now(), Duration::zero());
     const Duration slice = std::min<Duration>(left, kInterruptCheckInterval);
-    std::optional<Message> message = shared_->results.pop_for(slice);
+    bool woken = false;
+    std::optional<Message> message = shared_->results.pop_for(slice, &woken);
     if (!message) {
-      if (slice == left) return std::nullopt;
+      if (woken || slice == left) return std::nullopt;
       continue;
     }
     if (!consume_lifecycle(*message)) return message;
   }
 }
+
+void ThreadWorkerPool::wake() { shared_->results.wake(); }
 
 void ThreadWorkerPool::shutdown(std::chrono::milliseconds grace) {
   if (shut_down_) return;

@@ -22,6 +22,7 @@ class ThreadWorkerPool : public WorkerPool {
   std::optional<Message> receive(std::chrono::milliseconds timeout) override;
   void shutdown(std::chrono::milliseconds grace) override;
   std::vector<std::int64_t> pids() const override;
+  void wake() override;
   std::int64_t feature_blocks_allocated() const override;
 
   struct Shared;

@@ -1,15 +1,13 @@
 // Mirrors torch/utils/data/_utils/worker.py @ v1.13.1: the loop every worker runs.
 #include "harness/data/worker/worker_loop.h"
 
-#include <cxxabi.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <exception>
 #include <memory>
-#include <typeinfo>
 
 #include "harness/data/dataset.h"
+#include "harness/data/errors.h"
 #include "harness/data/fetch.h"
 #include "harness/data/worker/shared_slots.h"
 #include "harness/data/worker/worker_info.h"
@@ -18,13 +16,6 @@
 namespace dlreset::data {
 
 namespace {
-
-std::string demangled_type(const std::exception& e) {
-  int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> name(
-      abi::__cxa_demangle(typeid(e).name(), nullptr, nullptr, &status), &std::free);
-  return status == 0 && name ? std::string(name.get()) : std::string(typeid(e).name());
-}
 
 Message lifecycle(MessageType type, const WorkerConfig& config) {
   Message message;
@@ -92,7 +83,7 @@ void worker_loop(WorkerEndpoint& endpoint, Dataset& dataset, const WorkerConfig&
     try {
       config.worker_init_fn(config.worker_id);
     } catch (const std::exception& e) {
-      init_error_type = demangled_type(e);
+      init_error_type = exception_type_name(e);
       init_error = std::string("worker_init_fn raised: ") + e.what();
     } catch (...) {
       init_error_type = "unknown exception";
@@ -124,7 +115,7 @@ void worker_loop(WorkerEndpoint& endpoint, Dataset& dataset, const WorkerConfig&
         fetch_for(endpoint, dataset, message, reply);
       } catch (const std::exception& e) {
         reply.type = MessageType::error;
-        reply.error_type = demangled_type(e);
+        reply.error_type = exception_type_name(e);
         reply.text = e.what();
       } catch (...) {
         reply.type = MessageType::error;

@@ -55,6 +55,14 @@ class WorkerPool {
   virtual void shutdown(std::chrono::milliseconds grace) = 0;
   /// Process ids of the workers (the parent's own pid for thread workers).
   virtual std::vector<std::int64_t> pids() const = 0;
+  /// Thread-safe: a receive() waiting on another thread returns nullopt soon, whatever its
+  /// timeout. The pin-memory thread (pin_memory_thread.h) waits in receive() and sends the
+  /// main thread's messages for it; this is how it hears that there is one to send.
+  virtual void wake() = 0;
+  /// Thread-safe: a send() waiting for room on another thread gives up, as at an interrupt,
+  /// and so does any later one that would wait (shutdown's messages excepted): stopping the
+  /// pin-memory thread must not wait on a worker that reads nothing.
+  virtual void cancel_sends() {}
   /// Shared-memory slots that hold a batch in flight or in use (process back-ends; none for
   /// threads, whose batches never leave the process).
   virtual int slots_in_use() const { return 0; }
