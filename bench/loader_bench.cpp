@@ -113,6 +113,22 @@ void set_rate_counters(benchmark::State& state, std::int64_t batches, std::int64
       benchmark::Counter(static_cast<double>(batches * batch_size), benchmark::Counter::kIsRate);
 }
 
+/// CPU time the worker processes of `loader` have used so far, in seconds, from the scheduler's
+/// nanosecond count (/proc/PID/schedstat; /proc/PID/stat counts in 10 ms ticks, too coarse for
+/// an epoch); 0 for thread workers, whose time is the main process's.
+double worker_cpu_s(data::DataLoader& loader) {
+  if (loader.options().start_method == data::StartMethod::thread) return 0.0;
+  const auto* workers = dynamic_cast<const data::MultiProcessingDataLoaderIter*>(loader.iterator().get().get());
+  if (workers == nullptr) return 0.0;
+  double seconds = 0.0;
+  for (const std::int64_t pid : workers->worker_pids()) {
+    std::ifstream schedstat("/proc/" + std::to_string(pid) + "/schedstat");
+    double on_cpu_ns = 0.0;
+    if (schedstat >> on_cpu_ns) seconds += on_cpu_ns * 1e-9;
+  }
+  return seconds;
+}
+
 /// Times epochs of `loader` after a warm-up epoch in which every worker loaded its copy (the
 /// steady state of a training run's data loading), and sets the counters both loader
 /// families report.
@@ -120,9 +136,14 @@ void time_epochs(benchmark::State& state, data::DataLoader& loader, std::int64_t
   drain_epoch(loader);
   std::int64_t batches = 0;
   const double cpu_before = main_cpu_s();
+  const double worker_cpu_before = worker_cpu_s(loader);
   const long faults_before = minor_faults();
   for (auto _ : state) batches += drain_epoch(loader);
   set_rate_counters(state, batches, batch_size, cpu_before);
+  // Where the process back-ends' time goes beside the main process's: the two add up to all
+  // the CPU a batch costs (a thread back-end's is all in main_cpu_us_per_batch).
+  state.counters["worker_cpu_us_per_batch"] =
+      1e6 * (worker_cpu_s(loader) - worker_cpu_before) / static_cast<double>(std::max<std::int64_t>(batches, 1));
   // With process workers every batch arrives in memory the main process maps, and faulting it
   // in again at every batch costs CPU there.
   state.counters["main_minor_faults_per_batch"] =
