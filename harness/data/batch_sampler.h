@@ -40,6 +40,8 @@ class BatchSampler {
   Iterator iter();
   /// Number of batches an epoch has (`len(batch_sampler)`).
   std::int64_t size() const;
+  /// `batch_sampler.sampler`
+  Sampler& sampler() { return *sampler_; }
 
  private:
   std::unique_ptr<Sampler> sampler_;

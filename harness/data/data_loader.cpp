@@ -67,14 +67,23 @@ std::unique_ptr<Sampler> make_sampler(const Dataset& dataset, const DataLoaderOp
 
 }  // namespace
 
-DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options) {
+DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options)
+    : DataLoader(std::move(dataset), std::move(options), nullptr) {}
+
+DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options,
+                       std::unique_ptr<Sampler> sampler) {
   check_options(dataset.get(), options);
+  if (sampler && options.shuffle) {
+    throw DataLoaderError("DataLoader '" + options.name + "': sampler option is mutually exclusive with "
+                          "shuffle; leave shuffle false and let the sampler shuffle (a "
+                          "DistributedSampler's own shuffle option).");
+  }
   // torch.Generator().manual_seed(seed): the same stream as Python's for the same seed.
   at::Generator generator;
   if (options.seed_mode == SeedMode::torch) generator = at::detail::createCPUGenerator(options.seed);
-  BatchSampler sampler(make_sampler(*dataset, options, generator), options.batch_size,
-                       options.drop_last);
-  state_ = std::make_shared<LoaderState>(std::move(options), std::move(dataset), std::move(sampler),
+  if (!sampler) sampler = make_sampler(*dataset, options, generator);
+  BatchSampler batches(std::move(sampler), options.batch_size, options.drop_last);
+  state_ = std::make_shared<LoaderState>(std::move(options), std::move(dataset), std::move(batches),
                                          std::move(generator));
   iterator_.arm(&DataLoader::on_iterator_nulled, this);
 }

@@ -25,6 +25,10 @@ class DataLoader : public BatchIterable {
  public:
   /// Checks the options as PyTorch does and throws DataLoaderError with a full sentence.
   DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options);
+  /// `DataLoader(dataset, sampler=...)`: batches follow `sampler`'s order, a
+  /// DistributedSampler's shard for one. `options.shuffle` must be false, as in torch, whose
+  /// sampler option is mutually exclusive with shuffle.
+  DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options, std::unique_ptr<Sampler> sampler);
   ~DataLoader() override;
   DataLoader(const DataLoader&) = delete;
   DataLoader& operator=(const DataLoader&) = delete;
@@ -33,6 +37,8 @@ class DataLoader : public BatchIterable {
   std::shared_ptr<BatchIterator> iter() override;
   /// `__len__`: batches in an epoch.
   std::int64_t size() const override { return state_->batch_sampler.size(); }
+  /// `sampler`: what a loop calls set_epoch on, for a DistributedSampler.
+  Sampler& sampler() { return state_->batch_sampler.sampler(); }
 
   /// PyTorch's `_iterator`, the field Lightning reaches into. Null until a persistent loader
   /// is first iterated, and whenever someone nulls it.
