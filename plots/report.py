@@ -137,6 +137,27 @@ def loader_tables(bench, targets):
                 ratio = cpu(shm) / cpu(socket)
                 targets.append((f"main-process CPU per batch, {STARTS[start]} shm / socket ≤ 1/3, 4 workers",
                                 f"{ratio:.2f}", ratio <= 1 / 3))
+    process_columns = [c for c in columns if c[0] != 0]
+    rows = [w for w in sorted({w for _, w, _ in ours if w > 0})
+            if any("worker_cpu_us_per_batch" in e for start, shm, _ in process_columns
+                   for e in ours.get((start, w, shm), []))]
+    if rows:
+        print("\nCPU per batch of the main process and the worker processes together (µs; the workers' "
+              "from /proc/PID/schedstat): all that a batch costs, beside the thread back-end's "
+              "main-process figure, which holds its workers too.\n")
+        print("| workers | ours, thread | " + " | ".join(f"ours, {name}" for _, _, name in process_columns) + " |")
+        print("|---|---|" + "---|" * len(process_columns))
+        for workers in rows:
+            thread = ours.get((0, workers, 1))
+            row = [f"{cpu(thread):.0f}" if thread else "–"]
+            for start, shm, name in process_columns:
+                group = ours.get((start, workers, shm))
+                if not group or any("worker_cpu_us_per_batch" not in e for e in group):
+                    row.append("–")
+                    continue
+                total = median([e["main_cpu_us_per_batch"] + e["worker_cpu_us_per_batch"] for e in group])
+                row.append(f"{total:.0f}")
+            print(f"| {workers} | " + " | ".join(row) + " |")
     print()
 
 
