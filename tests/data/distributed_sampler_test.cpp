@@ -125,6 +125,20 @@ TEST(DistributedSampler, ALoaderRefusesShuffleBesideIt) {
 
 class DistributedLoader : public ::testing::TestWithParam<StartMethod> {};
 
+/// A persistent loader with 2 workers over `size` synthetic samples, reading `shard` of them.
+std::unique_ptr<DataLoader> persistent_loader(std::int64_t size, const DistributedSamplerOptions& shard,
+                                              StartMethod method) {
+  DataLoaderOptions options;
+  options.batch_size = 4;
+  options.num_workers = 2;
+  options.persistent_workers = true;
+  options.start_method = method;
+  SyntheticDatasetOptions samples;
+  samples.size = size;
+  return std::make_unique<DataLoader>(std::make_shared<SyntheticDataset>(samples), options,
+                                      std::make_unique<DistributedSampler>(size, shard));
+}
+
 /// A persistent iterator primes its workers with the epoch's first batches at `iter()`: the
 /// order must be the one set_epoch asked for before it, never the previous epoch's.
 TEST_P(DistributedLoader, PersistentWorkersServeTheOrderSetEpochAskedFor) {
@@ -134,23 +148,15 @@ TEST_P(DistributedLoader, PersistentWorkersServeTheOrderSetEpochAskedFor) {
   shard.num_replicas = 2;
   shard.rank = 1;
   shard.seed = 5;
-  DataLoaderOptions options;
-  options.batch_size = 4;
-  options.num_workers = 2;
-  options.persistent_workers = true;
-  options.start_method = GetParam();
-  SyntheticDatasetOptions samples;
-  samples.size = kSize;
-  DataLoader loader(std::make_shared<SyntheticDataset>(samples), options,
-                    std::make_unique<DistributedSampler>(kSize, shard));
-  auto& sampler = dynamic_cast<DistributedSampler&>(loader.sampler());
+  auto loader = persistent_loader(kSize, shard, GetParam());
+  auto& sampler = dynamic_cast<DistributedSampler&>(loader->sampler());
   DistributedSampler twin(kSize, shard);
   std::vector<std::vector<std::int64_t>> orders;
   for (int epoch = 0; epoch < kEpochs; ++epoch) {
     sampler.set_epoch(epoch);
     twin.set_epoch(epoch);
     std::vector<std::int64_t> seen;
-    auto it = loader.iter();
+    auto it = loader->iter();
     while (std::optional<RawBatch> batch = dynamic_cast<BaseDataLoaderIter&>(*it).next_raw()) {
       seen.insert(seen.end(), batch->indices.begin(), batch->indices.end());
     }
@@ -159,7 +165,7 @@ TEST_P(DistributedLoader, PersistentWorkersServeTheOrderSetEpochAskedFor) {
   }
   EXPECT_NE(orders[1], orders[0]);
   EXPECT_NE(orders[2], orders[1]);
-  EXPECT_EQ(loader.counters().worker_spawns, 2);
+  EXPECT_EQ(loader->counters().worker_spawns, 2);
 }
 
 /// The hazard the issue names: set_epoch after `iter()` comes too late for that epoch, whose
@@ -169,18 +175,10 @@ TEST_P(DistributedLoader, SetEpochAfterIterComesTooLateForThatEpoch) {
   DistributedSamplerOptions shard;
   shard.num_replicas = 2;
   shard.rank = 0;
-  DataLoaderOptions options;
-  options.batch_size = 4;
-  options.num_workers = 2;
-  options.persistent_workers = true;
-  options.start_method = GetParam();
-  SyntheticDatasetOptions samples;
-  samples.size = kSize;
-  DataLoader loader(std::make_shared<SyntheticDataset>(samples), options,
-                    std::make_unique<DistributedSampler>(kSize, shard));
-  auto& sampler = dynamic_cast<DistributedSampler&>(loader.sampler());
+  auto loader = persistent_loader(kSize, shard, GetParam());
+  auto& sampler = dynamic_cast<DistributedSampler&>(loader->sampler());
   DistributedSampler epoch0(kSize, shard);
-  auto it = loader.iter();
+  auto it = loader->iter();
   sampler.set_epoch(1);
   std::vector<std::int64_t> seen;
   while (std::optional<RawBatch> batch = dynamic_cast<BaseDataLoaderIter&>(*it).next_raw()) {
