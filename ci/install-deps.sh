@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config
   clang libclang-rt-14-dev valgrind
-  libtorch-dev
+  libtorch-dev libgloo-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libboost-stacktrace-dev zlib1g-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev

@@ -1,0 +1,102 @@
+// The collectives of torch.distributed (torch/distributed/distributed_c10d.py @ v1.13.1) that a
+// DDP-style loop needs, on c10d's Gloo process group.
+#include "harness/dist/process_group.h"
+
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <c10/util/Exception.h>
+
+#include <cstdio>
+#include <string>
+
+namespace dlreset::dist {
+
+struct ProcessGroup::Impl {
+  c10::intrusive_ptr<c10d::TCPStore> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+};
+
+namespace {
+
+/// "60 s", "2.5 s": the timeout as its owner gave it.
+std::string seconds(std::chrono::milliseconds timeout) {
+  if (timeout.count() % 1000 == 0) return std::to_string(timeout.count() / 1000) + " s";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g s", static_cast<double>(timeout.count()) / 1000.0);
+  return text;
+}
+
+/// The error's first line, without the C++ backtrace c10 appends to its own.
+std::string first_line(const std::exception& e) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+  const std::string text = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
+  return text.substr(0, text.find('\n'));
+}
+
+}  // namespace
+
+ProcessGroup::ProcessGroup(const Rendezvous& rendezvous) : rendezvous_(rendezvous), impl_(std::make_unique<Impl>()) {
+  check_rendezvous(rendezvous_);
+  const std::string where = rendezvous_.master_addr + ":" + std::to_string(rendezvous_.master_port);
+  c10d::TCPStoreOptions store;
+  store.port = static_cast<std::uint16_t>(rendezvous_.master_port);
+  store.isServer = rendezvous_.rank == 0;
+  store.numWorkers = static_cast<std::size_t>(rendezvous_.world_size);
+  store.waitWorkers = true;
+  store.timeout = rendezvous_.timeout;
+  try {
+    impl_->store = c10::make_intrusive<c10d::TCPStore>(rendezvous_.master_addr, store);
+  } catch (const std::exception& e) {
+    if (rendezvous_.rank == 0) {
+      // c10d::SocketError: the one way rank 0's store fails before it waits for anyone.
+      throw DistError("Rank 0 could not serve the job's store on " + where + " (" + first_line(e) +
+                      "): the port is in use; give another MASTER_PORT, or wait for the job that "
+                      "holds it to end.");
+    }
+    throw DistError("Rank " + std::to_string(rendezvous_.rank) + " could not join the job's store on " + where +
+                    " within " + seconds(rendezvous_.timeout) + " (" + first_line(e) +
+                    "); start rank 0 with the same MASTER_ADDR and MASTER_PORT, or raise the timeout.");
+  }
+  auto options = c10d::ProcessGroupGloo::Options::create();
+  options->timeout = rendezvous_.timeout;
+  options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(rendezvous_.master_addr));
+  try {
+    impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, rendezvous_.rank,
+                                                                rendezvous_.world_size, options);
+  } catch (const std::exception& e) {
+    throw DistError("Rank " + std::to_string(rendezvous_.rank) + " of " + std::to_string(rendezvous_.world_size) +
+                    " gave up after " + seconds(rendezvous_.timeout) + " waiting for the other ranks to join at " +
+                    where + " (" + first_line(e) + "); start every rank with the same WORLD_SIZE, MASTER_ADDR "
+                    "and MASTER_PORT, or raise the timeout.");
+  }
+}
+
+ProcessGroup::~ProcessGroup() = default;
+
+void ProcessGroup::all_reduce_sum(std::vector<at::Tensor>& tensors) {
+  try {
+    impl_->group->allreduce(tensors)->wait(rendezvous_.timeout);
+  } catch (const std::exception& e) {
+    throw DistError("Rank " + std::to_string(rendezvous_.rank) + " of " + std::to_string(rendezvous_.world_size) +
+                    ": an all-reduce failed or timed out after " + seconds(rendezvous_.timeout) + " (" + first_line(e) + ")" +
+                    ". Another rank has probably died; its own error says why.");
+  }
+}
+
+void ProcessGroup::all_reduce_mean(std::vector<at::Tensor>& tensors) {
+  all_reduce_sum(tensors);
+  for (at::Tensor& tensor : tensors) tensor.div_(rendezvous_.world_size);
+}
+
+void ProcessGroup::barrier() {
+  try {
+    impl_->group->barrier()->wait(rendezvous_.timeout);
+  } catch (const std::exception& e) {
+    throw DistError("Rank " + std::to_string(rendezvous_.rank) + " of " + std::to_string(rendezvous_.world_size) +
+                    ": a barrier failed or timed out after " + seconds(rendezvous_.timeout) + " (" + first_line(e) + ")" +
+                    ". Another rank has probably died; its own error says why.");
+  }
+}
+
+}  // namespace dlreset::dist

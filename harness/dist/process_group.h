@@ -1,0 +1,44 @@
+// The collectives of torch.distributed (torch/distributed/distributed_c10d.py @ v1.13.1) that a
+// DDP-style loop needs, on c10d's Gloo process group.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <vector>
+
+#include "harness/dist/rendezvous.h"
+
+namespace dlreset::dist {
+
+/// `init_process_group("gloo", ...)` with an env:// rendezvous: rank 0 serves a c10d TCPStore on
+/// master_port and every rank joins it, then a Gloo process group forms over loopback (or
+/// master_addr's interface). Every wait, the rendezvous's and each collective's, ends after
+/// `rendezvous.timeout` with a DistError that says which rank gave up on what.
+class ProcessGroup {
+ public:
+  /// Forms the group. Throws DistError when the port is in use (rank 0), when the store cannot
+  /// be reached, or when the other ranks do not all join within the timeout.
+  explicit ProcessGroup(const Rendezvous& rendezvous);
+  ~ProcessGroup();
+  ProcessGroup(const ProcessGroup&) = delete;
+  ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+  int rank() const { return rendezvous_.rank; }
+  int world_size() const { return rendezvous_.world_size; }
+
+  /// `all_reduce(t, op=SUM)` on each tensor in place, then divided by the world size: the mean
+  /// that keeps DDP's parameters equal on every rank.
+  void all_reduce_mean(std::vector<at::Tensor>& tensors);
+  /// `all_reduce(t, op=SUM)` in place.
+  void all_reduce_sum(std::vector<at::Tensor>& tensors);
+  /// `barrier()`
+  void barrier();
+
+ private:
+  struct Impl;
+  Rendezvous rendezvous_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dlreset::dist
