@@ -47,6 +47,9 @@ class DataLoader : public BatchIterable {
   const DataLoaderOptions& options() const { return state_->options; }
   const std::string& name() const { return state_->options.name; }
   Dataset& dataset() { return *state_->dataset; }
+  /// The dataset as the loader holds it, for a loader re-made around it (Lightning's
+  /// `_update_dataloader`).
+  std::shared_ptr<Dataset> shared_dataset() const { return state_->dataset; }
   LoaderCounters counters() const { return state_->stats.snapshot(); }
 
   /// Pins batches with `pin` instead of LibTorch's page-locked copy, and pins whenever

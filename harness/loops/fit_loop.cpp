@@ -1,6 +1,7 @@
 // Mirrors pytorch_lightning/loops/fit_loop.py @ 1.5.0.
 #include "harness/loops/fit_loop.h"
 
+#include "harness/data/distributed_sampler.h"
 #include "harness/loops/data_connector.h"
 #include "harness/loops/supporters.h"
 #include "harness/loops/trainer.h"
@@ -23,6 +24,10 @@ void FitLoop::on_run_start(const RunArgs& /*args*/) { current_epoch_ = 0; }
 void FitLoop::on_advance_start(const RunArgs& /*args*/) {
   trainer_->set_current_epoch(current_epoch_);
   trainer_->set_stage(RunningStage::training);
+  // `self.trainer.train_dataloader.sampler.set_epoch(self.current_epoch)` where the sampler
+  // has one: before this epoch's iter(), which draws the order.
+  data::Sampler& sampler = trainer_->train_dataloader()->loaders().sampler();
+  if (auto* distributed = dynamic_cast<data::DistributedSampler*>(&sampler)) distributed->set_epoch(current_epoch_);
 }
 
 void FitLoop::advance(const RunArgs& /*args*/) {

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "harness/loops/data_connector.h"
+#include "harness/loops/data_loading.h"
 #include "harness/loops/evaluation_loop.h"
 #include "harness/loops/fit_loop.h"
 #include "harness/loops/supporters.h"
@@ -87,10 +88,13 @@ void Trainer::call_and_handle_interrupt(void (Trainer::*trainer_fn)()) {
 
 void Trainer::fit_impl() {
   status_ = TrainerStatus::running;
-  // `_data_connector.attach_data`
+  // `_data_connector.attach_data`, then what `reset_train_dataloader` and
+  // `reset_val_dataloader` do to each loader: a DDP rank's are re-made with its shard, the
+  // training one shuffled, the validation one in order.
   model_ = fit_args_.model;
-  train_dataloader_ = std::make_shared<CombinedLoader>(std::move(fit_args_.train_dataloader));
-  val_dataloader_ = std::move(fit_args_.val_dataloader);
+  train_dataloader_ = std::make_shared<CombinedLoader>(
+      prepare_dataloader(options_, std::move(fit_args_.train_dataloader), /*shuffle=*/true));
+  val_dataloader_ = prepare_dataloader(options_, std::move(fit_args_.val_dataloader), /*shuffle=*/false);
   fit_args_ = FitArgs{};
   phase_ = "fit";
   current_epoch_ = 0;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "harness/loops/callback.h"
@@ -10,6 +11,14 @@
 #include "harness/profiler/profiler.h"
 
 namespace dlreset::loops {
+
+/// The DDP strategy's `distributed_sampler_kwargs` (num_replicas is the world size, rank the
+/// global rank), and the seed `_get_distributed_sampler` reads from PL_GLOBAL_SEED.
+struct DistributedSamplerKwargs {
+  std::int64_t num_replicas = 1;
+  std::int64_t rank = 0;
+  std::uint64_t seed = 0;
+};
 
 /// Lightning's defaults, except that limits are batch counts (-1: all) rather than fractions.
 struct TrainerOptions {
@@ -23,6 +32,10 @@ struct TrainerOptions {
   /// Null: Lightning's PassThroughProfiler.
   profiler::Profiler* profiler = nullptr;
   std::vector<Callback*> callbacks;
+  /// Set under a distributed strategy (one rank of a DDP job): with `replace_sampler_ddp`, the
+  /// loaders are re-made with this rank's DistributedSampler (data_loading.h). Null: one process.
+  std::optional<DistributedSamplerKwargs> distributed;
+  bool replace_sampler_ddp = true;
 };
 
 /// The batches a loader gives an epoch under `limit` (-1: all `available`): how the Trainer and

@@ -2,8 +2,8 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -110,6 +110,8 @@ ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunc
     }
   } catch (...) {
     shutdown(kStatusCheckInterval);
+    unregister_parent_only_fd(wake_fd_);  // no destructor runs for a constructor that threw
+    ::close(wake_fd_);
     throw;
   }
 }
