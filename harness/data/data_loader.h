@@ -57,6 +57,8 @@ class DataLoader : public BatchIterable {
   /// for a device of its own, and for tests of the pin-memory thread on a machine without a
   /// GPU. Iterators made before the call keep the old way.
   void set_pin_memory_function(PinMemoryFunction pin) { state_->pin_memory_fn = std::move(pin); }
+  /// What set_pin_memory_function() gave; empty if nothing.
+  const PinMemoryFunction& custom_pin_memory() const { return state_->pin_memory_fn; }
 
   /// Tells `observer` of every later reset of iterator(), with its stack, until removed. Call
   /// both from the thread that iterates the loader, the one whose stores reach the field.

@@ -20,8 +20,8 @@ std::unique_ptr<data::DistributedSampler> get_distributed_sampler(const TrainerO
                                                                   const data::DataLoader& dataloader,
                                                                   bool shuffle);
 
-/// `_update_dataloader`: a new DataLoader over the same dataset with the same options, but
-/// `sampler` and shuffle off, as Lightning re-instantiates the user's loader.
+/// `_update_dataloader`: a new DataLoader over the same dataset with the same options and pin
+/// function, but `sampler` and shuffle off, as Lightning re-instantiates the user's loader.
 std::shared_ptr<data::DataLoader> update_dataloader(data::DataLoader& dataloader,
                                                     std::unique_ptr<data::Sampler> sampler);
 

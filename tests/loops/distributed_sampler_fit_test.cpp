@@ -4,6 +4,7 @@
 // iter(), so every epoch serves the order its set_epoch asked for, in 1.5.0 and in 1.5.1.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <set>
 #include <string>
@@ -126,6 +127,32 @@ TEST_P(DistributedFit, EachRankSpawnsWhatOneProcessDoes) {
     // No sanity check here: one validation run after each epoch.
     EXPECT_EQ(run.val_counts.worker_spawns, buggy ? kEpochs * kWorkers : kWorkers) << "rank " << rank;
   }
+}
+
+/// Lightning re-makes the loader with every argument of the user's: the pin function too.
+TEST(DistributedFitLoaders, TheReMadeLoaderKeepsThePinFunction) {
+  data::DataLoaderOptions options;
+  options.batch_size = kBatch;
+  options.num_workers = 1;
+  options.pin_memory = true;
+  options.start_method = data::StartMethod::thread;
+  auto [train, val] = testing::synthetic_train_val(kTrainSize, kValSize, options);
+  std::atomic<int> pinned{0};
+  train->set_pin_memory_function([&pinned](data::RawBatch&& raw) {
+    ++pinned;
+    data::Batch batch;
+    batch.indices = std::move(raw.indices);
+    return batch;
+  });
+  loops::TrainerOptions trainer_options;
+  trainer_options.max_epochs = 1;
+  trainer_options.num_sanity_val_steps = 0;
+  trainer_options.data_fetcher = data_fetcher_factory(Variant::fixed);
+  trainer_options.distributed = loops::DistributedSamplerKwargs{kRanks, 0, kSeed};
+  loops::Trainer trainer(trainer_options);
+  RecordingModule model;
+  trainer.fit(model, train, val);
+  EXPECT_EQ(pinned.load(), kTrainSize / kRanks / kBatch) << "every training batch of the shard, pinned";
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, DistributedFit, ::testing::Values(Variant::buggy, Variant::fixed),
