@@ -74,13 +74,17 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous) : rendezvous_(rendezvou
 
 ProcessGroup::~ProcessGroup() = default;
 
+DistError ProcessGroup::collective_failed(const std::string& what, const std::exception& e) const {
+  return DistError("Rank " + std::to_string(rendezvous_.rank) + " of " + std::to_string(rendezvous_.world_size) +
+                   ": " + what + " failed or timed out after " + seconds(rendezvous_.timeout) + " (" +
+                   first_line(e) + "). Another rank has probably died; its own error says why.");
+}
+
 void ProcessGroup::all_reduce_sum(std::vector<at::Tensor>& tensors) {
   try {
     impl_->group->allreduce(tensors)->wait(rendezvous_.timeout);
   } catch (const std::exception& e) {
-    throw DistError("Rank " + std::to_string(rendezvous_.rank) + " of " + std::to_string(rendezvous_.world_size) +
-                    ": an all-reduce failed or timed out after " + seconds(rendezvous_.timeout) + " (" + first_line(e) + ")" +
-                    ". Another rank has probably died; its own error says why.");
+    throw collective_failed("an all-reduce", e);
   }
 }
 
@@ -93,9 +97,7 @@ void ProcessGroup::barrier() {
   try {
     impl_->group->barrier()->wait(rendezvous_.timeout);
   } catch (const std::exception& e) {
-    throw DistError("Rank " + std::to_string(rendezvous_.rank) + " of " + std::to_string(rendezvous_.world_size) +
-                    ": a barrier failed or timed out after " + seconds(rendezvous_.timeout) + " (" + first_line(e) + ")" +
-                    ". Another rank has probably died; its own error says why.");
+    throw collective_failed("a barrier", e);
   }
 }
 

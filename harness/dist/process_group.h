@@ -4,7 +4,9 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <exception>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "harness/dist/rendezvous.h"
@@ -36,6 +38,9 @@ class ProcessGroup {
   void barrier();
 
  private:
+  /// The error of a collective that threw: this rank, what it was doing, c10d's first line.
+  DistError collective_failed(const std::string& what, const std::exception& e) const;
+
   struct Impl;
   Rendezvous rendezvous_;
   std::unique_ptr<Impl> impl_;

@@ -23,7 +23,8 @@ std::shared_ptr<data::DataLoader> update_dataloader(data::DataLoader& dataloader
                                                     std::unique_ptr<data::Sampler> sampler) {
   data::DataLoaderOptions options = dataloader.options();
   options.shuffle = false;
-  auto updated = std::make_shared<data::DataLoader>(dataloader.shared_dataset(), std::move(options), std::move(sampler));
+  auto updated =
+      std::make_shared<data::DataLoader>(dataloader.shared_dataset(), std::move(options), std::move(sampler));
   // Lightning passes every argument of the user's loader on; the pin function is one of them.
   if (dataloader.custom_pin_memory()) updated->set_pin_memory_function(dataloader.custom_pin_memory());
   return updated;

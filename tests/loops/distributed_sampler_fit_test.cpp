@@ -97,7 +97,8 @@ TEST_P(DistributedFit, EachRankTrainsOnItsShardInTheOrderSetEpochAskedFor) {
     for (int rank = 0; rank < kRanks; ++rank) {
       const std::vector<std::int64_t>& seen = runs[rank].train;
       ASSERT_EQ(static_cast<std::int64_t>(seen.size()), kEpochs * per_rank) << "rank " << rank;
-      const std::vector<std::int64_t> epoch_seen(seen.begin() + epoch * per_rank, seen.begin() + (epoch + 1) * per_rank);
+      const std::vector<std::int64_t> epoch_seen(seen.begin() + epoch * per_rank,
+                                                 seen.begin() + (epoch + 1) * per_rank);
       EXPECT_EQ(epoch_seen, shard(kTrainSize, rank, /*shuffle=*/true, epoch)) << "rank " << rank << ", epoch " << epoch;
       covered.insert(epoch_seen.begin(), epoch_seen.end());
     }
@@ -156,7 +157,9 @@ TEST(DistributedFitLoaders, TheReMadeLoaderKeepsThePinFunction) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, DistributedFit, ::testing::Values(Variant::buggy, Variant::fixed),
-                         [](const ::testing::TestParamInfo<Variant>& info) { return std::string(to_string(info.param)); });
+                         [](const ::testing::TestParamInfo<Variant>& info) {
+                           return std::string(to_string(info.param));
+                         });
 
 }  // namespace
 }  // namespace dlreset::variants
