@@ -399,9 +399,10 @@ TEST_P(ProcessBackend, WorkerKilledMidEpochIsReportedWithItsSignal) {
 }
 
 /// With a pin-memory thread, it is that thread that reads the workers: a death it sees must
-/// still reach the training thread, with the worker's pid and signal, within a second.
+/// still reach the training thread, with the worker's pid and signal (19 ms after the kill with
+/// fork here, 0.8 s with spawn).
 TEST_P(ProcessBackend, WorkerKilledWhileThePinMemoryThreadReadsIsReportedWithItsPid) {
-  expect_kill_reported(GetParam(), /*pin=*/true, kClosedSocketSeenS);
+  expect_kill_reported(GetParam(), /*pin=*/true, kFaultDeadlineS);
 }
 
 /// Crashes worker 1 right after its dataset left a grandchild that outlives it, and expects the
@@ -572,19 +573,30 @@ TEST_P(ProcessBackend, TasksAndBatchesLargerThanTheSocketBufferDoNotDeadlock) {
 /// A worker stalled in its dataset reads no more tasks, so a task larger than the socket's buffer
 /// can never be sent in full: the main process's wait for room must still end on an interrupt,
 /// as its wait for a batch does.
+/// 2 MB of indices a task, far over the socket's buffer.
+constexpr std::int64_t kStalledTaskSamples = 250'000;
+
+/// One worker that takes the first of two 2 MB tasks and stalls on its first sample for 30 s,
+/// reading nothing more: whoever sends the second task waits for room that never comes.
+std::shared_ptr<DataLoader> stalled_worker_loader(StartMethod method, bool pin) {
+  FaultDatasetOptions dataset;
+  dataset.samples.sample_shape = {2};
+  dataset.stall_at = 0;
+  DataLoaderOptions options = worker_options(method, 1);
+  options.batch_size = kStalledTaskSamples;
+  options.prefetch_factor = 2;
+  options.pin_memory = pin;
+  auto loader = fault_loader(2 * kStalledTaskSamples, options, dataset);
+  if (pin) pin_in_a_thread(*loader);
+  return loader;
+}
+
 TEST_P(ProcessBackend, InterruptEndsASendToAWorkerStalledInItsDataset) {
-  constexpr std::int64_t kBatch = 250'000;  ///< 2 MB of indices a task, far over the buffer
   constexpr double kHungAfterS = 60.0;
   const StartMethod method = GetParam();
   const ChildEnd end = run_in_child(
       [method] {
-        FaultDatasetOptions dataset;
-        dataset.samples.sample_shape = {2};
-        dataset.stall_at = 0;  // the worker takes the first task and stalls on its first sample
-        DataLoaderOptions options = worker_options(method, 1);
-        options.batch_size = kBatch;
-        options.prefetch_factor = 2;
-        auto loader = fault_loader(2 * kBatch, options, dataset);
+        auto loader = stalled_worker_loader(method, /*pin=*/false);
         std::thread signaller([] {
           std::this_thread::sleep_for(std::chrono::milliseconds(200));
           request_interrupt(SIGINT);
@@ -606,22 +618,17 @@ TEST_P(ProcessBackend, InterruptEndsASendToAWorkerStalledInItsDataset) {
 }
 
 /// The pin-memory thread sends the tasks. Stopped while it waits for room to send a 2 MB task
-/// to a worker stalled in its dataset for 30 s, it must give the send up, not wait the stall out.
+/// to a worker stalled in its dataset for 30 s, it must give the send up, not wait the stall out:
+/// the stop then takes 0.04 s here. Now and then (1 run in 15, tried) the worker has read both
+/// tasks before it stalls, nothing waits to be sent, and shutdown kills the stalled worker after
+/// its 5 s grace; so the bound is two grace periods, far below the stall. Without
+/// cancel_sends() the stop waited the 30 s out (tried, fork and spawn).
 TEST_P(ProcessBackend, StoppingThePinMemoryThreadGivesUpASendToAStalledWorker) {
-  constexpr std::int64_t kBatch = 250'000;  ///< 2 MB of indices a task, far over the buffer
   constexpr double kHungAfterS = 60.0;
   const StartMethod method = GetParam();
   const ChildEnd end = run_in_child(
       [method] {
-        FaultDatasetOptions dataset;
-        dataset.samples.sample_shape = {2};
-        dataset.stall_at = 0;
-        DataLoaderOptions options = worker_options(method, 1);
-        options.batch_size = kBatch;
-        options.prefetch_factor = 2;
-        options.pin_memory = true;
-        auto loader = fault_loader(2 * kBatch, options, dataset);
-        pin_in_a_thread(*loader);
+        auto loader = stalled_worker_loader(method, /*pin=*/true);
         auto it = loader->iter();  // queues both tasks for the pin-memory thread and returns
         // Until the worker has started, taken the first task and stalled, and the thread is
         // stuck sending the second: a spawned worker's start-up takes 0.5 to 0.9 s here.
@@ -630,7 +637,7 @@ TEST_P(ProcessBackend, StoppingThePinMemoryThreadGivesUpASendToAStalledWorker) {
         const auto start = Clock::now();
         it.reset();
         loader.reset();
-        return seconds_since(start) < kFaultDeadlineS;
+        return seconds_since(start) < 2 * kFaultDeadlineS;
       },
       kHungAfterS);
   EXPECT_EQ(end, ChildEnd::passed) << (end == ChildEnd::hung ? "hung" : "the shutdown waited for the stall");
