@@ -78,15 +78,18 @@ double reset_peak_rss(benchmark::State& state) {
 /// that much of its peak is not counted again; a spawned one starts from nothing. Pages two
 /// processes share otherwise (the shared-memory slots, pages a fork has not written) count in
 /// each.
+/// The pids of `loader`'s worker processes; none for thread workers, which are this process.
+std::vector<std::int64_t> worker_process_pids(data::DataLoader& loader) {
+  if (loader.options().start_method == data::StartMethod::thread) return {};
+  const auto* workers = dynamic_cast<const data::MultiProcessingDataLoaderIter*>(loader.iterator().get().get());
+  return workers ? workers->worker_pids() : std::vector<std::int64_t>{};
+}
+
 double peak_rss_added_mib(data::DataLoader& loader, double base_kib) {
   double kib = status_kib("self", "VmHWM") - base_kib;
-  const data::StartMethod method = loader.options().start_method;
-  if (const auto* workers = dynamic_cast<const data::MultiProcessingDataLoaderIter*>(loader.iterator().get().get())) {
-    if (method != data::StartMethod::thread) {
-      for (const std::int64_t pid : workers->worker_pids()) {
-        kib += status_kib(std::to_string(pid), "VmHWM") - (method == data::StartMethod::fork ? base_kib : 0.0);
-      }
-    }
+  const bool forked = loader.options().start_method == data::StartMethod::fork;
+  for (const std::int64_t pid : worker_process_pids(loader)) {
+    kib += status_kib(std::to_string(pid), "VmHWM") - (forked ? base_kib : 0.0);
   }
   return kib / 1024.0;
 }
@@ -117,11 +120,8 @@ void set_rate_counters(benchmark::State& state, std::int64_t batches, std::int64
 /// nanosecond count (/proc/PID/schedstat; /proc/PID/stat counts in 10 ms ticks, too coarse for
 /// an epoch); 0 for thread workers, whose time is the main process's.
 double worker_cpu_s(data::DataLoader& loader) {
-  if (loader.options().start_method == data::StartMethod::thread) return 0.0;
-  const auto* workers = dynamic_cast<const data::MultiProcessingDataLoaderIter*>(loader.iterator().get().get());
-  if (workers == nullptr) return 0.0;
   double seconds = 0.0;
-  for (const std::int64_t pid : workers->worker_pids()) {
+  for (const std::int64_t pid : worker_process_pids(loader)) {
     std::ifstream schedstat("/proc/" + std::to_string(pid) + "/schedstat");
     double on_cpu_ns = 0.0;
     if (schedstat >> on_cpu_ns) seconds += on_cpu_ns * 1e-9;

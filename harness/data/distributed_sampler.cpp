@@ -3,13 +3,12 @@
 #include "harness/data/distributed_sampler.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/core/Tensor.h>
-#include <ATen/ops/randperm.h>
 
 #include <numeric>
 #include <string>
 
 #include "harness/data/errors.h"
+#include "harness/data/random_sampler.h"
 
 namespace dlreset::data {
 
@@ -45,15 +44,14 @@ DistributedSampler::DistributedSampler(std::int64_t dataset_size, DistributedSam
 }
 
 std::vector<std::int64_t> DistributedSampler::epoch_order() {
-  std::vector<std::int64_t> indices(static_cast<std::size_t>(dataset_size_));
+  std::vector<std::int64_t> indices;
   if (options_.shuffle) {
     // g = torch.Generator(); g.manual_seed(self.seed + self.epoch)
     at::Generator generator =
         at::detail::createCPUGenerator(options_.seed + static_cast<std::uint64_t>(epoch_));
-    const at::Tensor permutation = at::randperm(dataset_size_, generator, at::kLong);
-    const std::int64_t* values = permutation.data_ptr<std::int64_t>();
-    indices.assign(values, values + dataset_size_);
+    indices = torch_randperm(dataset_size_, generator);
   } else {
+    indices.resize(static_cast<std::size_t>(dataset_size_));
     std::iota(indices.begin(), indices.end(), std::int64_t{0});
   }
   const auto total = static_cast<std::size_t>(total_size());

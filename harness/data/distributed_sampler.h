@@ -38,10 +38,8 @@ class DistributedSampler : public Sampler {
 
   /// `set_epoch`: the next `iter()` of the loader draws this epoch's order.
   void set_epoch(std::int64_t epoch) { epoch_ = epoch; }
-  std::int64_t epoch() const { return epoch_; }
   /// num_samples × num_replicas: the dataset padded or cut to a multiple of the replicas.
   std::int64_t total_size() const { return num_samples_ * options_.num_replicas; }
-  const DistributedSamplerOptions& options() const { return options_; }
 
  private:
   std::int64_t dataset_size_;

@@ -64,8 +64,6 @@ class PinMemoryThread {
 
   /// Batches this thread pinned so far. A test hook.
   std::int64_t batches_pinned() const;
-  /// The thread's id, to tell its pinning from the training thread's. A test hook.
-  std::thread::id id() const { return thread_.get_id(); }
   /// When the thread had stopped (CLOCK_MONOTONIC seconds, as the event log's), or 0 while it
   /// runs: its shutdown comes before the workers'. A test hook.
   double stopped_at_s() const;

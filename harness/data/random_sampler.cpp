@@ -9,12 +9,14 @@
 
 namespace dlreset::data {
 
+std::vector<std::int64_t> torch_randperm(std::int64_t n, at::Generator& generator) {
+  const at::Tensor permutation = at::randperm(n, generator, at::kLong);
+  const std::int64_t* values = permutation.data_ptr<std::int64_t>();
+  return std::vector<std::int64_t>(values, values + n);
+}
+
 std::vector<std::int64_t> RandomSampler::epoch_order() {
-  if (torch_generator_) {
-    const at::Tensor permutation = at::randperm(size_, *torch_generator_, at::kLong);
-    const std::int64_t* values = permutation.data_ptr<std::int64_t>();
-    return std::vector<std::int64_t>(values, values + size_);
-  }
+  if (torch_generator_) return torch_randperm(size_, *torch_generator_);
   std::vector<std::int64_t> order(static_cast<std::size_t>(size_));
   std::iota(order.begin(), order.end(), std::int64_t{0});
   for (std::size_t i = order.size(); i > 1; --i) {

@@ -10,6 +10,11 @@
 
 namespace dlreset::data {
 
+/// `torch.randperm(n, generator=generator).tolist()`: the permutation torch draws from the same
+/// generator state, as a vector. RandomSampler's torch seed mode and DistributedSampler draw
+/// with it.
+std::vector<std::int64_t> torch_randperm(std::int64_t n, at::Generator& generator);
+
 /// A new permutation every epoch, drawn from one generator seeded once: the same seed gives the
 /// same sequence of epochs, and no two epochs are alike.
 class RandomSampler : public Sampler {
