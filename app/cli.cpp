@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <limits>
@@ -14,6 +15,7 @@
 #include "app/accepted_values.h"
 #include "app/bash_completion.h"
 #include "app/demo_command.h"
+#include "app/distributed_run.h"
 #include "app/man_page.h"
 #include "app/run_options.h"
 #include "app/signal_guard.h"
@@ -143,6 +145,24 @@ void add_run_options(CLI::App& run, AcceptedValues& accepted, RunOptions& option
                               "JSON"),
                output_file(/*stdout_allowed=*/true));
   accepted.add_switch(run.add_flag("--no-progress", no_progress, "No progress bar on stderr"));
+  accepted.add(run.add_option("--ranks", options.ranks,
+                              "Ranks of a DDP-style job on this machine, started as torchrun starts them: "
+                              "this process is rank 0 and starts the others (RANK, WORLD_SIZE, "
+                              "MASTER_ADDR and MASTER_PORT in the environment join a job instead)"),
+               integer_in(1, 256))
+      ->capture_default_str();
+  accepted.add(run.add_option("--master-addr", options.master_addr,
+                              "Address of rank 0's store and process group, with --ranks"),
+               path_to("a host name or an IP address"))
+      ->capture_default_str();
+  accepted.add(run.add_option("--master-port", options.master_port,
+                              "Port of rank 0's store, with --ranks (0: any free port)"),
+               integer_in(0, 65535))
+      ->capture_default_str();
+  accepted.add(run.add_option("--dist-timeout", options.dist_timeout_s,
+                              "Seconds a rank waits for the others to join, and for each collective"),
+               positive_finite_number())
+      ->capture_default_str();
 }
 
 void add_demo_options(CLI::App& demo, AcceptedValues& accepted, DemoOptions& options,
@@ -336,6 +356,21 @@ int main_cli(int argc, char** argv) {
         std::cerr << "dlreset: --device: " << error.what() << "\n";
         return kExitUsage;
       }
+      run_options.argv.assign(argv, argv + argc);
+#if DLRESET_HAVE_DIST
+      try {
+        resolve_job(run_options, run->count("--ranks") > 0, [](const char* name) { return std::getenv(name); });
+      } catch (const dist::DistError& error) {
+        std::cerr << "dlreset: " << error.what() << "\n";
+        return kExitUsage;
+      }
+#else
+      if (run_options.ranks > 1 || std::getenv("WORLD_SIZE") != nullptr) {
+        std::cerr << "dlreset: this dlreset was built without c10d's Gloo, so it runs no multi-rank job; "
+                     "install libgloo-dev and build it again.\n";
+        return kExitUsage;
+      }
+#endif
       const SignalGuard stop_signals;
       return status_after_signals(run_command(run_options));
     }

@@ -24,6 +24,27 @@ std::shared_ptr<data::DataLoader> fashion_loader(const RunOptions& options, cons
       std::shared_ptr<data::Dataset>(data::make_fashion_mnist(options.data_dir, split)), loader);
 }
 
+/// Records FashionFit::parameter_digests.
+class ParameterDigests : public loops::Callback {
+ public:
+  ParameterDigests(const workload::FashionMnistModule& model, std::vector<std::uint64_t>& digests)
+      : model_(model), digests_(digests) {}
+
+  void on_train_epoch_end(int /*epoch*/) override {
+    std::uint64_t digest = 0xcbf29ce484222325ull;  // FNV-1a
+    for (const auto& [name, parameter] : model_.named_parameters()) {
+      const at::Tensor host = parameter.detach().to(at::kCPU).contiguous();
+      const auto* bytes = static_cast<const unsigned char*>(host.data_ptr());
+      for (std::size_t i = 0; i < host.nbytes(); ++i) digest = (digest ^ bytes[i]) * 0x100000001b3ull;
+    }
+    digests_.push_back(digest);
+  }
+
+ private:
+  const workload::FashionMnistModule& model_;
+  std::vector<std::uint64_t>& digests_;
+};
+
 }  // namespace
 
 FashionFit fit_fashion_mnist(const RunOptions& options, const FitHooks& hooks) {
@@ -33,6 +54,7 @@ FashionFit fit_fashion_mnist(const RunOptions& options, const FitHooks& hooks) {
   workload.learning_rate = options.learning_rate;
   workload.intra_op_threads = options.intra_op_threads;
   workload.seed = options.seed;
+  workload.all_reduce_gradients = hooks.all_reduce_gradients;
   workload::FashionMnistModule model(workload);
 
   // The report's validation loader had the same worker settings as its training loader.
@@ -46,9 +68,13 @@ FashionFit fit_fashion_mnist(const RunOptions& options, const FitHooks& hooks) {
   trainer.num_sanity_val_steps = options.num_sanity_val_steps;
   trainer.profiler = hooks.profiler;
   trainer.callbacks = hooks.callbacks;
+  trainer.distributed = hooks.distributed;
+  trainer.reduce_mean = hooks.reduce_mean;
   if (hooks.on_ready) hooks.on_ready(model.device_name());
   FashionFit fit;
   fit.device = model.device_name();
+  ParameterDigests digests(model, fit.parameter_digests);
+  trainer.callbacks.push_back(&digests);
   fit.report = variants::run_fit(options.variant, model, train, val, trainer);
   return fit;
 }

@@ -2,6 +2,11 @@
 // both do.
 #pragma once
 
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -9,6 +14,7 @@
 #include "app/run_options.h"
 #include "app/variants/fit_report.h"
 #include "harness/loops/callback.h"
+#include "harness/loops/trainer_options.h"
 #include "harness/profiler/profiler.h"
 #include "harness/trace/event_log.h"
 
@@ -19,11 +25,19 @@ struct FitHooks {
   profiler::Profiler* profiler = nullptr;
   /// Called once the model is built, before the fit (e.g. to print the device).
   std::function<void(const std::string& device)> on_ready;
+  // Set on a rank of a multi-rank job (distributed_run.h): TrainerOptions::distributed and
+  // ::reduce_mean, WorkloadOptions::all_reduce_gradients.
+  std::optional<loops::DistributedSamplerKwargs> distributed;
+  std::function<double(double)> reduce_mean;
+  std::function<void(at::Tensor& flat_gradients)> all_reduce_gradients;
 };
 
 struct FashionFit {
   variants::FitReport report;
   std::string device;
+  /// FNV-1a over the bytes of every parameter after each epoch (and its validation): equal
+  /// digests on two ranks mean bitwise equal weights.
+  std::vector<std::uint64_t> parameter_digests;
 };
 
 /// Builds the train (60000 images, shuffled) and val (t10k, in order) loaders with the

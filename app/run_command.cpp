@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "app/distributed_run.h"
 #include "app/fashion_fit.h"
 #include "app/progress_bar.h"
 #include "app/run_options.h"
@@ -22,6 +23,9 @@ void write_json(const std::string& path, const nlohmann::json& json) {
 }
 
 int run_command(const RunOptions& options) {
+#if DLRESET_HAVE_DIST
+  if (options.rendezvous) return run_rank(options);
+#endif
   if (options.trace_resets) trace::EventLog::global().set_trace_options(traceback_options(std::cerr));
   const bool json_to_stdout = options.json_path == "-" || options.events_path == "-";
 
@@ -39,7 +43,7 @@ int run_command(const RunOptions& options) {
   };
   const FashionFit fit = fit_fashion_mnist(options, hooks);
 
-  const RunContext context{&options, fit.device};
+  const RunContext context{&options, fit.device, fit.parameter_digests};
   if (!options.json_path.empty()) write_json(options.json_path, to_json(fit.report, context));
   if (!options.events_path.empty()) write_json(options.events_path, events_to_json(fit.report, context));
   if (!json_to_stdout) {

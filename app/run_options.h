@@ -2,10 +2,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "app/variants/variant.h"
 #include "harness/data/data_loader_options.h"
+#include "harness/dist/rendezvous.h"
 
 #ifndef DLRESET_DATA_DIR
 #define DLRESET_DATA_DIR "/usr/share/datasets/fashion-mnist"
@@ -38,6 +41,17 @@ struct RunOptions {
   std::string json_path;       ///< Write the JSON report here; "-" is stdout.
   std::string events_path;     ///< Write the worker lifecycle events here as JSON.
   bool progress = true;        ///< A progress bar on stderr, when it is a terminal.
+
+  // A multi-rank job (distributed_run.h).
+  int ranks = 1;  ///< --ranks: ranks started on this machine, as torchrun's --nproc-per-node.
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;  ///< torchrun's default; 0 lets the kernel choose a free port.
+  double dist_timeout_s = 60.0;  ///< Bounds the rendezvous and every collective.
+  /// Set when this process is one rank of a job: --ranks above 1 (this process is then rank 0
+  /// and starts the others), or RANK and WORLD_SIZE in the environment.
+  std::optional<dist::Rendezvous> rendezvous;
+  bool launch_ranks = false;  ///< Rank 0 of --ranks: starts ranks 1 … N−1.
+  std::vector<std::string> argv;  ///< This command line, which the ranks it starts run too.
 };
 
 /// Runs it, printing the summary (or JSON); returns the process exit status.

@@ -114,6 +114,11 @@ nlohmann::json to_json(const variants::FitReport& report, const RunContext& cont
   json["val_loss_per_epoch"] = val_loss;
   json["train_samples_per_epoch"] = samples;
   json["train_order_digest_per_epoch"] = digests;
+  nlohmann::json parameter_digests = nlohmann::json::array();
+  for (const std::uint64_t digest : context.parameter_digests) {
+    parameter_digests.push_back(variants::RunRecorder::hex(digest));
+  }
+  json["parameter_digest_per_epoch"] = parameter_digests;
   json["train"] = loader_json(report.train);
   json["val"] = loader_json(report.val);
   nlohmann::json resets = nlohmann::json::array();

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "app/run_options.h"
 #include "app/variants/fit_report.h"
@@ -13,6 +15,8 @@ namespace dlreset::app {
 struct RunContext {
   const RunOptions* options = nullptr;
   std::string device;
+  /// FashionFit::parameter_digests: the weights after each epoch.
+  std::vector<std::uint64_t> parameter_digests;
 };
 
 /// The JSON report (see docs/run-json.md for every field).

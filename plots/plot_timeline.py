@@ -17,6 +17,9 @@ marked, and every time a loader's persistent iterator was set to null a line cro
 loader's lanes. With 0 workers, each loader's dataset load in the main process gets one lane.
 Epochs are shaded bands, labelled at the top.
 
+A timeline of a multi-rank job (`dlreset run --ranks N --events FILE`) gets one group of lanes
+per rank and loader ("r1 train" holds rank 1's training workers), rank 0's on top.
+
 Spawn and exit events are paired per loader and worker id in the order the file lists them (the
 order in which the main process learned of them); thread workers share the main process's pid,
 so the pid alone cannot tell instances apart.
@@ -75,6 +78,7 @@ class Run:
         self.persistent = doc.get("persistent_workers")
         self.total_s = float(doc.get("total_s", 0.0))
         self.epochs = doc.get("epochs", [])
+        self.world_size = doc.get("world_size")  # a multi-rank job's timeline
         self.instances = []
         self.main_loads = defaultdict(list)  # loader -> [(begin, end)] with 0 workers
         self.resets = defaultdict(list)  # loader -> [(t, during the fit rather than at teardown)]
@@ -104,6 +108,8 @@ def pair_events(path, doc):
     for event in events:
         kind = event.get("kind")
         loader = event.get("loader", "?")
+        if "rank" in event:  # each rank's loaders are loaders of their own
+            loader = f"r{event['rank']} {loader}"
         if kind == "iterator_reset":
             run.resets[loader].append((event["t"], event.get("phase") != "teardown"))
             continue
@@ -149,10 +155,18 @@ def load_runs(paths):
     return runs
 
 
+def loader_order(loader):
+    """Rank by rank ("r1 val" is rank 1's val loader), train above val within each."""
+    rank, name = 0, loader
+    head, _, tail = loader.partition(" ")
+    if tail and head[:1] == "r" and head[1:].isdigit():
+        rank, name = int(head[1:]), tail
+    return (rank, LOADER_ORDER.index(name) if name in LOADER_ORDER else 99, name)
+
+
 def lanes_of(run):
     """The panel's lanes, top to bottom: (loader, label, instance or None for a main-process lane)."""
-    loaders = sorted({i.loader for i in run.instances} | set(run.main_loads) | set(run.resets),
-                     key=lambda l: (LOADER_ORDER.index(l) if l in LOADER_ORDER else 99, l))
+    loaders = sorted({i.loader for i in run.instances} | set(run.main_loads) | set(run.resets), key=loader_order)
     lanes = []
     for loader in loaders:
         if loader in run.main_loads:
@@ -176,12 +190,13 @@ def describe(run):
     start_method = run.start_method
     if run.workers == 0:  # nothing starts and nothing persists: the main process loads
         start_method, persistent, workers = "", "", "0 workers (loads in the main process)"
-    spawns = " + ".join(f"{run.spawns[l]} {l}" for l in sorted(run.spawns, key=lambda l: (l != "train", l)))
+    spawns = " + ".join(f"{run.spawns[l]} {l}" for l in sorted(run.spawns, key=loader_order))
     if run.variant == "watched":
         spawns = " + ".join(f"{run.spawns[l]}" for l in sorted(run.spawns))
     loads = sum(run.loads.values())
     resets = sum(1 for ts in run.resets.values() for _, during_fit in ts if during_fit)
-    setup = ", ".join(p for p in (start_method, workers, persistent) if p)
+    ranks = f"{run.world_size} ranks" if run.world_size else ""
+    setup = ", ".join(p for p in (ranks, start_method, workers, persistent) if p)
     facts = []
     if spawns:
         facts.append(f"{spawns} worker spawns")

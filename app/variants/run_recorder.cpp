@@ -60,10 +60,12 @@ void RunRecorder::on_validation_batch_end(const data::Batch& /*batch*/, std::int
 }
 
 void RunRecorder::on_train_epoch_end(int /*epoch*/) {
-  current_.end_s = trace::monotonic_now_s();
-  current_.seconds = current_.end_s - current_.start_s;
   if (current_.train_batches > 0) current_.train_loss /= static_cast<double>(current_.train_batches);
   if (current_.val_batches > 0) current_.val_loss = val_loss_sum_ / static_cast<double>(current_.val_batches);
+  // Every rank ends every epoch here, so the collective lines up; its wait belongs to the epoch.
+  if (reduce_mean_) current_.val_loss = reduce_mean_(current_.val_loss);
+  current_.end_s = trace::monotonic_now_s();
+  current_.seconds = current_.end_s - current_.start_s;
   epochs_.push_back(current_);
   validating_ = false;
 }

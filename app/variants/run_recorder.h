@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,11 @@ struct EpochRecord {
 /// Every variant calls the same hooks, so records of different variants compare directly.
 class RunRecorder : public loops::Callback {
  public:
+  /// `reduce_mean` (TrainerOptions::reduce_mean, set on a rank of a multi-rank job) turns each
+  /// epoch's validation loss into the mean over the ranks, as a metric logged with
+  /// sync_dist=True is; every rank then records the same value.
+  explicit RunRecorder(std::function<double(double)> reduce_mean = {}) : reduce_mean_(std::move(reduce_mean)) {}
+
   void on_sanity_check_start() override;
   void on_sanity_check_end() override;
   void on_train_epoch_start(int epoch, std::int64_t num_batches) override;
@@ -42,6 +48,7 @@ class RunRecorder : public loops::Callback {
   static std::string hex(std::uint64_t digest);
 
  private:
+  std::function<double(double)> reduce_mean_;
   std::vector<EpochRecord> epochs_;
   EpochRecord current_;
   double val_loss_sum_ = 0.0;

@@ -5,6 +5,7 @@
 #include "app/variants/vanilla_fit.h"
 #include "fixed/fetching.h"
 #include "fixed/workaround.h"
+#include "harness/loops/supporters.h"
 #include "harness/loops/trainer.h"
 #include "repro/fetching.h"
 
@@ -53,15 +54,17 @@ loops::DataFetcherFactory data_fetcher_factory(Variant variant) {
   throw std::invalid_argument("The vanilla variant runs no Lightning layers and has no DataFetcher.");
 }
 
-void fit(Variant variant, loops::LightningModule& model, std::shared_ptr<data::DataLoader> train_dataloader,
-         std::shared_ptr<data::DataLoader> val_dataloader, loops::TrainerOptions options) {
+FitLoaders fit(Variant variant, loops::LightningModule& model, std::shared_ptr<data::DataLoader> train_dataloader,
+               std::shared_ptr<data::DataLoader> val_dataloader, loops::TrainerOptions options) {
   if (variant == Variant::vanilla) {
-    vanilla_fit(model, *train_dataloader, val_dataloader.get(), options);
-    return;
+    return vanilla_fit(model, std::move(train_dataloader), std::move(val_dataloader), options);
   }
   options.data_fetcher = data_fetcher_factory(variant);
   loops::Trainer trainer(std::move(options));
   trainer.fit(model, std::move(train_dataloader), std::move(val_dataloader));
+  // The Trainer's own loaders outlive it: the train one through its CombinedLoader.
+  const std::shared_ptr<loops::CombinedLoader> combined = trainer.train_dataloader();
+  return {std::shared_ptr<data::DataLoader>(combined, &combined->loaders()), trainer.val_dataloader()};
 }
 
 }  // namespace dlreset::variants

@@ -6,6 +6,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <c10/util/Exception.h>
+#include <glog/logging.h>
 
 #include <cstdio>
 #include <string>
@@ -36,14 +37,21 @@ std::string first_line(const std::exception& e) {
 
 }  // namespace
 
-ProcessGroup::ProcessGroup(const Rendezvous& rendezvous) : rendezvous_(rendezvous), impl_(std::make_unique<Impl>()) {
+ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, const OnListening& on_listening)
+    : rendezvous_(rendezvous), impl_(std::make_unique<Impl>()) {
   check_rendezvous(rendezvous_);
+  // c10d reports each failed bind, connect retry and timeout through glog on stderr, several
+  // lines at a time; the DistErrors here say the same in one sentence that names the fix. Only
+  // fatal messages pass, for the whole process: the one setting of glog's that dlreset makes.
+  FLAGS_minloglevel = google::GLOG_FATAL;
   const std::string where = rendezvous_.master_addr + ":" + std::to_string(rendezvous_.master_port);
   c10d::TCPStoreOptions store;
   store.port = static_cast<std::uint16_t>(rendezvous_.master_port);
   store.isServer = rendezvous_.rank == 0;
   store.numWorkers = static_cast<std::size_t>(rendezvous_.world_size);
-  store.waitWorkers = true;
+  // Every other rank checks in as it connects; rank 0 waits for them below, once whoever
+  // starts them has its port.
+  store.waitWorkers = rendezvous_.rank != 0;
   store.timeout = rendezvous_.timeout;
   try {
     impl_->store = c10::make_intrusive<c10d::TCPStore>(rendezvous_.master_addr, store);
@@ -57,6 +65,18 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous) : rendezvous_(rendezvou
     throw DistError("Rank " + std::to_string(rendezvous_.rank) + " could not join the job's store on " + where +
                     " within " + seconds(rendezvous_.timeout) + " (" + first_line(e) +
                     "); start rank 0 with the same MASTER_ADDR and MASTER_PORT, or raise the timeout.");
+  }
+  if (rendezvous_.rank == 0) {
+    if (on_listening) on_listening(impl_->store->getPort());
+    try {
+      impl_->store->waitForWorkers();
+    } catch (const std::exception& e) {
+      throw DistError("Rank 0 of " + std::to_string(rendezvous_.world_size) + " gave up after " +
+                      seconds(rendezvous_.timeout) + " waiting for the other ranks to reach its store on " +
+                      rendezvous_.master_addr + ":" + std::to_string(impl_->store->getPort()) + " (" +
+                      first_line(e) + "); start every rank with the same WORLD_SIZE, MASTER_ADDR and "
+                      "MASTER_PORT, or raise the timeout.");
+    }
   }
   auto options = c10d::ProcessGroupGloo::Options::create();
   options->timeout = rendezvous_.timeout;
@@ -74,17 +94,23 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous) : rendezvous_(rendezvou
 
 ProcessGroup::~ProcessGroup() = default;
 
-DistError ProcessGroup::collective_failed(const std::string& what, const std::exception& e) const {
+DistError ProcessGroup::collective_failed(const std::string& what, const std::exception& e,
+                                          std::chrono::steady_clock::time_point started) const {
+  // Gloo fails at once when a peer's socket closes, and only after the timeout when the peer is
+  // alive but never comes: the message says which of the two happened.
+  const auto waited = std::chrono::steady_clock::now() - started;
+  const std::string how = waited < rendezvous_.timeout ? " failed" : " timed out after " + seconds(rendezvous_.timeout);
   return DistError("Rank " + std::to_string(rendezvous_.rank) + " of " + std::to_string(rendezvous_.world_size) +
-                   ": " + what + " failed or timed out after " + seconds(rendezvous_.timeout) + " (" +
-                   first_line(e) + "). Another rank has probably died; its own error says why.");
+                   ": " + what + how + " (" + first_line(e) +
+                   "). Another rank has probably died or stopped; its own error says why.");
 }
 
 void ProcessGroup::all_reduce_sum(std::vector<at::Tensor>& tensors) {
+  const auto started = std::chrono::steady_clock::now();
   try {
     impl_->group->allreduce(tensors)->wait(rendezvous_.timeout);
   } catch (const std::exception& e) {
-    throw collective_failed("an all-reduce", e);
+    throw collective_failed("an all-reduce", e, started);
   }
 }
 
@@ -94,11 +120,29 @@ void ProcessGroup::all_reduce_mean(std::vector<at::Tensor>& tensors) {
 }
 
 void ProcessGroup::barrier() {
+  const auto started = std::chrono::steady_clock::now();
   try {
     impl_->group->barrier()->wait(rendezvous_.timeout);
   } catch (const std::exception& e) {
-    throw collective_failed("a barrier", e);
+    throw collective_failed("a barrier", e, started);
   }
+}
+
+std::vector<std::string> ProcessGroup::gather_object(const std::string& object) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::string prefix = "dlreset/gather/" + std::to_string(gathers_++) + "/";
+  std::vector<std::string> objects;
+  try {
+    impl_->store->set(prefix + std::to_string(rendezvous_.rank), std::vector<std::uint8_t>(object.begin(), object.end()));
+    if (rendezvous_.rank != 0) return objects;
+    for (int rank = 0; rank < rendezvous_.world_size; ++rank) {
+      const std::vector<std::uint8_t> bytes = impl_->store->get(prefix + std::to_string(rank));
+      objects.emplace_back(bytes.begin(), bytes.end());
+    }
+  } catch (const std::exception& e) {
+    throw collective_failed("a gather", e, started);
+  }
+  return objects;
 }
 
 }  // namespace dlreset::dist

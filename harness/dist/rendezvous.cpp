@@ -61,9 +61,12 @@ void check_rendezvous(const Rendezvous& rendezvous) {
                     std::to_string(rendezvous.world_size - 1) +
                     "); give every rank the same WORLD_SIZE and each its own RANK below it.");
   }
-  if (rendezvous.master_port < 1 || rendezvous.master_port > 65535) {
+  // Port 0 lets rank 0's store take any free port, which only its own launcher can pass on.
+  if (rendezvous.master_port < 0 || rendezvous.master_port > 65535 ||
+      (rendezvous.master_port == 0 && rendezvous.rank != 0)) {
     throw DistError("MASTER_PORT " + std::to_string(rendezvous.master_port) +
-                    " is not a TCP port; give one from 1 to 65535.");
+                    " is not a TCP port rank " + std::to_string(rendezvous.rank) +
+                    " can join; give one from 1 to 65535.");
   }
   if (rendezvous.timeout.count() <= 0) {
     throw DistError("The distributed timeout must be positive, but is " +

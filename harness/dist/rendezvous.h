@@ -38,7 +38,8 @@ using GetEnv = std::function<const char*(const char*)>;
 std::optional<Rendezvous> env_rendezvous(const GetEnv& getenv);
 
 /// Checks a rendezvous given by flags or the environment: world_size ≥ 1, rank in
-/// [0, world_size), port in 1–65535, a positive timeout. Throws DistError.
+/// [0, world_size), port in 1–65535 (or 0 on rank 0: any free port), a positive timeout.
+/// Throws DistError.
 void check_rendezvous(const Rendezvous& rendezvous);
 
 }  // namespace dlreset::dist

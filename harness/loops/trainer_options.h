@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -36,6 +37,10 @@ struct TrainerOptions {
   /// loaders are re-made with this rank's DistributedSampler (data_loading.h). Null: one process.
   std::optional<DistributedSamplerKwargs> distributed;
   bool replace_sampler_ddp = true;
+  /// The strategy's `reduce(value, reduce_op="mean")` (DDPPlugin's on a rank of a multi-rank
+  /// job): what a metric logged with sync_dist=True goes through at the end of its epoch. It is
+  /// a collective, so every rank calls it the same number of times. Empty: one process.
+  std::function<double(double)> reduce_mean;
 };
 
 /// The batches a loader gives an epoch under `limit` (-1: all `available`): how the Trainer and

@@ -50,6 +50,7 @@ struct FashionMnistModule::Impl {
   torch::Device device{torch::kCPU};
   Net net{nullptr};
   std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::function<void(at::Tensor&)> all_reduce_gradients;
 };
 
 FashionMnistModule::FashionMnistModule(WorkloadOptions options) : impl_(std::make_unique<Impl>()) {
@@ -79,6 +80,7 @@ FashionMnistModule::FashionMnistModule(WorkloadOptions options) : impl_(std::mak
   } else {
     throw std::invalid_argument("Unknown optimizer '" + options.optimizer + "'; use sgd or adam.");
   }
+  impl_->all_reduce_gradients = std::move(options.all_reduce_gradients);
 }
 
 FashionMnistModule::~FashionMnistModule() = default;
@@ -105,12 +107,25 @@ data::Batch FashionMnistModule::transfer_batch_to_device(data::Batch batch) {
   return batch;
 }
 
+void FashionMnistModule::all_reduce_gradients() {
+  std::vector<torch::Tensor> gradients;
+  for (const torch::Tensor& parameter : impl_->net->parameters()) gradients.push_back(parameter.grad().view(-1));
+  torch::Tensor flat = torch::cat(gradients);
+  impl_->all_reduce_gradients(flat);
+  std::int64_t offset = 0;
+  for (torch::Tensor& gradient : gradients) {
+    gradient.copy_(flat.narrow(0, offset, gradient.numel()));
+    offset += gradient.numel();
+  }
+}
+
 double FashionMnistModule::training_step(const data::Batch& batch, std::int64_t /*batch_idx*/) {
   impl_->net->train();
   impl_->optimizer->zero_grad();
   torch::Tensor logits = impl_->net->forward(batch.inputs);
   torch::Tensor loss = torch::nn::functional::cross_entropy(logits, batch.targets);
   loss.backward();
+  if (impl_->all_reduce_gradients) all_reduce_gradients();
   impl_->optimizer->step();
   // item() copies the loss to the host, which waits for every kernel queued on the stream before
   // it: on CUDA each step returns with its work done, so a clock read after it needs no

@@ -4,6 +4,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -24,6 +25,11 @@ struct WorkloadOptions {
   int intra_op_threads = 1;
   /// Seeds the weights. On CPU the same seed and the same batches give bit-identical losses.
   std::uint64_t seed = 0;
+  /// Set on a rank of a multi-rank job: called every step between backward and the optimizer
+  /// step with every gradient flattened into one tensor, which it averages across the ranks in
+  /// place (one all-reduce, as DDP's buckets do in pieces), so the parameters stay equal on
+  /// every rank. Empty: one process.
+  std::function<void(at::Tensor& flat_gradients)> all_reduce_gradients;
 };
 
 /// conv(1→6, 5×5, pad 2) → relu → maxpool 2 → conv(6→16, 5×5) → relu → maxpool 2 →
@@ -49,6 +55,9 @@ class FashionMnistModule : public loops::LightningModule {
   std::vector<std::pair<std::string, at::Tensor>> named_parameters() const;
 
  private:
+  /// Averages the gradients across the ranks through WorkloadOptions::all_reduce_gradients.
+  void all_reduce_gradients();
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -1,32 +1,27 @@
 // `dlreset run` stopped by a signal while its workers run: it must shut them down, exit with
 // 128 + the signal, and leave no worker behind; SIGKILL, which no program can handle, must
 // still take the workers with it (PR_SET_PDEATHSIG).
-#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "tests/support/fixtures.h"
 #include "tests/support/process_census.h"
-
-extern char** environ;
+#include "tests/support/running_command.h"
 
 namespace dlreset::app {
 namespace {
 
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
+using testing::seconds_since;
 
 /// The bound: every worker gone this soon after the signal.
 constexpr double kWorkersGoneS = 2.0;
@@ -35,87 +30,6 @@ constexpr double kExitDeadlineS = 6.0;
 /// Generous: a spawned worker starts a program that loads LibTorch (~0.5 s), then loads its
 /// data set (~0.3 s), four at a time on two cores.
 constexpr double kStartDeadlineS = 30.0;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-/// A `dlreset run` started in the background, its output going to files.
-class RunningCommand {
- public:
-  explicit RunningCommand(const std::string& start_method) {
-    const std::vector<std::string> args = {
-        DLRESET_BINARY, "run", "--workers", "2", "--start-method", start_method,
-        "--epochs", "1000", "--limit-train-batches", "50", "--limit-val-batches", "5",
-        "--device", "cpu", "--no-progress"};
-    std::vector<char*> argv;
-    for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path().c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path().c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int error = posix_spawn(&pid_, DLRESET_BINARY, &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (error != 0) pid_ = -1;
-  }
-
-  ~RunningCommand() {
-    if (pid_ > 0 && !exited_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  pid_t pid() const { return pid_; }
-  std::string out() const { return read_file(out_path()); }
-  std::string err() const { return read_file(err_path()); }
-
-  /// Waits until the command has started training: its first line is out and it has
-  /// `children` worker processes (train and val loaders, both alive during training).
-  bool wait_until_training(std::size_t children) const {
-    const auto start = Clock::now();
-    while (seconds_since(start) < kStartDeadlineS) {
-      if (out().find("dlreset run:") != std::string::npos &&
-          testing::child_pids(pid_).size() >= children) {
-        return true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return false;
-  }
-
-  /// Waits up to `timeout_s` for the command to exit; its wait status, or nullopt.
-  std::optional<int> wait_for_exit(double timeout_s) {
-    const auto start = Clock::now();
-    while (seconds_since(start) < timeout_s) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        exited_ = true;
-        return status;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return std::nullopt;
-  }
-
- private:
-  std::string out_path() const { return dir_.file("stdout"); }
-  std::string err_path() const { return dir_.file("stderr"); }
-
-  testing::TempDir dir_;
-  pid_t pid_ = -1;
-  bool exited_ = false;
-};
 
 struct SignalCase {
   int signal_number;
@@ -134,9 +48,11 @@ std::string case_name(const ::testing::TestParamInfo<SignalCase>& info) {
 TEST_P(StopSignal, StopsTheWorkersAndExitsWithTheSignalsStatus) {
   const SignalCase param = GetParam();
   const bool processes = std::string(param.start_method) != "thread";
-  RunningCommand command(param.start_method);
+  testing::RunningCommand command({DLRESET_BINARY, "run", "--workers", "2", "--start-method", param.start_method,
+                                   "--epochs", "1000", "--limit-train-batches", "50", "--limit-val-batches", "5",
+                                   "--device", "cpu", "--no-progress"});
   ASSERT_GT(command.pid(), 0) << "could not start " << DLRESET_BINARY;
-  ASSERT_TRUE(command.wait_until_training(processes ? 4 : 0))
+  ASSERT_TRUE(command.wait_until_training(processes ? 4 : 0, kStartDeadlineS))
       << "training did not start: " << command.err();
   // Let the workers get past their data set loads and into steady batches.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));

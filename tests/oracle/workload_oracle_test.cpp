@@ -84,7 +84,7 @@ Trajectory run_dlreset(const app::RunOptions& run) {
   loader.name = "train";
   loader.batch_size = run.batch_size;
   loader.shuffle = false;
-  data::DataLoader train(
+  auto train = std::make_shared<data::DataLoader>(
       std::shared_ptr<data::Dataset>(data::make_fashion_mnist(run.data_dir, "train")), loader);
   LossRecorder recorder(&result.losses);
   loops::TrainerOptions trainer;
