@@ -1,8 +1,10 @@
 #include "app/distributed_run.h"
 
 #include <ATen/ops/full.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
@@ -12,6 +14,8 @@
 #include "app/progress_bar.h"
 #include "app/rank_launcher.h"
 #include "app/run_report.h"
+#include "harness/data/errors.h"
+#include "harness/data/interrupt.h"
 #include "harness/dist/process_group.h"
 #include "harness/profiler/simple_profiler.h"
 
@@ -29,6 +33,26 @@ std::string joined(const std::vector<std::string>& sentences) {
   for (const std::string& sentence : sentences) text += (text.empty() ? "" : "; ") + sentence;
   return text;
 }
+
+extern "C" void on_rank_zero_death(int signal_number) { data::request_interrupt(signal_number); }
+
+/// While alive, kRankZeroDeathSignal asks the loader to stop, however often it comes (the
+/// kernel may send it once per thread of the dying rank 0); the previous handling after.
+class RankZeroDeathHandler {
+ public:
+  RankZeroDeathHandler() {
+    struct sigaction action {};
+    action.sa_handler = &on_rank_zero_death;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(kRankZeroDeathSignal, &action, &previous_);
+  }
+  ~RankZeroDeathHandler() { ::sigaction(kRankZeroDeathSignal, &previous_, nullptr); }
+  RankZeroDeathHandler(const RankZeroDeathHandler&) = delete;
+  RankZeroDeathHandler& operator=(const RankZeroDeathHandler&) = delete;
+
+ private:
+  struct sigaction previous_ {};
+};
 
 /// Restores the event log's trace options when the rank's prefixed stream goes away.
 class TraceOptionsScope {
@@ -75,6 +99,10 @@ void resolve_job(RunOptions& options, bool ranks_given, const dist::GetEnv& gete
 }
 
 int run_rank(const RunOptions& options) {
+  // A write to a rank that died would otherwise kill this one with SIGPIPE, silently, before any
+  // error could name the rank. Python ignores SIGPIPE from its start, so a torch rank sees the
+  // broken pipe as an error; so does this one (Gloo and the store then raise it).
+  ::signal(SIGPIPE, SIG_IGN);
   const dist::Rendezvous& job = *options.rendezvous;
   const bool rank_zero = job.rank == 0;
   LinePrefixBuffer prefixed(std::cerr.rdbuf(), "[rank " + std::to_string(job.rank) + "] ");
@@ -84,10 +112,17 @@ int run_rank(const RunOptions& options) {
 
   // Declared before the group, so that the group goes first and the ranks are stopped after.
   std::unique_ptr<RankLauncher> launcher;
-  // What rank 0 adds to an error of its own: the ranks that had died by then.
+  // What a rank adds to an error of its own: on rank 0, the ranks that had died by then; on a
+  // rank that rank 0 started, whether rank 0 itself is gone.
+  const char* rank_zero_pid = std::getenv(kRankZeroPidVariable);
+  std::optional<RankZeroDeathHandler> rank_zero_death;
+  if (rank_zero_pid != nullptr) rank_zero_death.emplace();
   const auto with_failed_ranks = [&](const std::exception& error) {
-    const std::vector<std::string> failed =
+    std::vector<std::string> failed =
         launcher ? launcher->failed_ranks(std::chrono::seconds(1)) : std::vector<std::string>{};
+    if (rank_zero_pid != nullptr && std::to_string(::getppid()) != rank_zero_pid) {
+      failed.push_back(std::string("rank 0 (pid ") + rank_zero_pid + ") has ended");
+    }
     if (failed.empty()) return dist::DistError(error.what());
     return dist::DistError(joined(failed) + ", so the job stopped. " + error.what());
   };
@@ -134,6 +169,12 @@ int run_rank(const RunOptions& options) {
     fit = fit_fashion_mnist(options, hooks);
   } catch (const dist::DistError& error) {
     throw with_failed_ranks(error);
+  } catch (const data::InterruptedError&) {
+    // kRankZeroDeathSignal (or a signal of the user's): say why before the line about it.
+    if (rank_zero_pid != nullptr && std::to_string(::getppid()) != rank_zero_pid) {
+      std::cerr << "dlreset: rank " << job.rank << ": rank 0 (pid " << rank_zero_pid << ") has ended.\n";
+    }
+    throw;
   }
 
   const RunContext context{&options, fit.device, fit.parameter_digests};

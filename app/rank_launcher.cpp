@@ -25,7 +25,8 @@ std::vector<std::string> rank_environment(const RankLauncherOptions& options, in
       {"WORLD_SIZE", std::to_string(options.world_size)},
       {"LOCAL_WORLD_SIZE", std::to_string(options.world_size)},
       {"MASTER_ADDR", options.master_addr},
-      {"MASTER_PORT", std::to_string(options.master_port)}};
+      {"MASTER_PORT", std::to_string(options.master_port)},
+      {kRankZeroPidVariable, std::to_string(::getpid())}};
   std::vector<std::string> environment;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string text = *entry;
@@ -61,7 +62,7 @@ RankLauncher::RankLauncher(RankLauncherOptions options) : options_(std::move(opt
                                "); lower --ranks or raise the process limit.");
     }
     if (pid == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+      ::prctl(PR_SET_PDEATHSIG, kRankZeroDeathSignal);
       if (::getppid() != launcher) ::_exit(1);  // rank 0 died before the line above
       ::execve("/proc/self/exe", argv.data(), envp.data());
       static const char message[] = "dlreset: a rank could not run /proc/self/exe.\n";

@@ -1,6 +1,7 @@
 // Starts the other ranks of a one-machine job, as torchrun does: rank 0 is this process.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -23,11 +24,18 @@ struct RankLauncherOptions {
   std::chrono::milliseconds stop_grace{std::chrono::seconds(10)};
 };
 
+/// Set in the environment of the ranks a RankLauncher starts: rank 0's pid, so that a rank
+/// whose parent is gone can say that rank 0 ended.
+inline constexpr const char* kRankZeroPidVariable = "DLRESET_RANK0_PID";
+
 /// Ranks 1 … world_size−1 as child processes of rank 0, each the same program with RANK,
-/// WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT set. Each dies with
-/// SIGTERM when rank 0 dies (PR_SET_PDEATHSIG, set from rank 0's main thread, which lives as long
-/// as the process), so no rank outlives the job however rank 0 ends; the destructor stops and
-/// reaps those still running.
+/// WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT set (and
+/// kRankZeroPidVariable). Each gets SIGHUP when rank 0 dies (PR_SET_PDEATHSIG, set from rank 0's
+/// main thread, which lives as long as the process), which it handles by stopping as it does for
+/// SIGTERM, so no rank outlives the job however rank 0 ends; the destructor stops and reaps those
+/// still running. Not SIGTERM: the kernel sends the death signal again each time a dying rank 0's
+/// thread hands its children on to the next, and a second SIGTERM kills at once, silently.
+inline constexpr int kRankZeroDeathSignal = SIGHUP;
 class RankLauncher {
  public:
   /// Starts the ranks. Throws std::runtime_error when one cannot be started.

@@ -39,14 +39,20 @@ echo "== fixed / vanilla parity (5 epochs of 50 + 10 batches, fork, 8 paired rep
   --workers 2,4 --start-methods fork --epochs 5 --limit-train-batches 50 \
   --limit-val-batches 10 --repeat 8 --out "$out/sweep-parity.json"
 
+echo "== Across ranks: buggy and fixed at 1 and 2 ranks × 1 and 2 fork workers (3 repetitions)"
+"$python" plots/sweep.py --dlreset build-release/bin/dlreset --variants buggy,fixed --ranks 1,2 \
+  --workers 1,2 --start-methods fork --epochs 5 --limit-train-batches 50 \
+  --limit-val-batches 10 --repeat 3 --out "$out/sweep-ranks.json"
+
 echo "== Figures and tables"
 "$python" plots/plot_workers.py "$out/sweep.json" --out "$out/workers_vs_time"
 "$python" plots/plot_workers.py "$out/bench-fit.json" --out "$out/bench_workers_vs_time"
 "$python" plots/plot_epochs.py "$out/sweep.json" --workers 2,4 --out "$out/epochs"
+"$python" plots/plot_ranks.py "$out/sweep-ranks.json" --out "$out/ranks"
 for start in fork spawn; do
   "$python" plots/plot_timeline.py "$out/events/events-buggy-$start-w2-r0.json" \
     "$out/events/events-fixed-$start-w2-r0.json" --out "$out/timeline-$start"
 done
 "$python" plots/report.py --cores "$(nproc)" "$out/bench-loader.json" "$out/bench-fit.json" \
-  "$out/sweep.json" "$out/sweep-parity.json" > "$out/report.md"
+  "$out/sweep.json" "$out/sweep-parity.json" "$out/sweep-ranks.json" > "$out/report.md"
 echo "Wrote $out/report.md and the figures in $out/."

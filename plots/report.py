@@ -3,8 +3,9 @@
 
 Reads Google Benchmark JSON written by `dlreset_bench --benchmark_out=F --benchmark_out_format=json`
 (any mix of the BM_LoaderEpoch, BM_LoaderBatchSize, BM_LibTorchLoaderEpoch, BM_WorkerStartup, BM_WatchedStore, BM_Fit
-and BM_ComputeOnly families) and sweep JSON written by plots/sweep.py, and prints Markdown: the
-tables, the cost model of the buggy overhead, and each target of docs/results.md with its measured
+and BM_ComputeOnly families) and sweep JSON written by plots/sweep.py (a sweep over rank counts
+gets tables of its own), and prints Markdown: the tables, the cost models of the buggy overhead,
+one process and across ranks, and each target of docs/results.md with its measured
 value and whether it is met. Nothing is hard-coded: every number comes from the inputs.
 """
 
@@ -58,7 +59,9 @@ def load(paths):
                 family, args = name_args(entry["name"])
                 bench.setdefault((family, tuple(sorted(args.items()))), []).append(entry)
         elif "runs" in data:
-            runs.extend(dict(run, sweep_file=path) for run in data["runs"])
+            # A sweep over rank counts has tables of its own (ranks_tables).
+            ranks_sweep = any(r > 1 for r in data.get("settings", {}).get("ranks", [1]))
+            runs.extend(dict(run, sweep_file=path, ranks_sweep=ranks_sweep) for run in data["runs"])
         else:
             sys.exit(f"report.py: {path} is neither benchmark JSON nor sweep JSON.")
     return bench, runs
@@ -359,6 +362,92 @@ def paired_table(runs, targets):
     print()
 
 
+def later_epochs_s(run):
+    """Mean seconds of the epochs after the first: the ones where 1.5.0 restarts its workers."""
+    later = run["epoch_s"][1:]
+    return sum(later) / len(later) if later else float("nan")
+
+
+def ranks_tables(runs, startup, cores, targets):
+    """buggy / fixed at ranks × W, the cost model extended to ranks × W start-ups, and the model
+    at one node of 8 × 8 on 32 cores and at 4 such nodes."""
+    if not runs:
+        return
+    by_rep = {}
+    for run in runs:
+        key = (int(run.get("world_size", 1)), run["workers"], run["start_method"])
+        by_rep.setdefault(key, {}).setdefault((run["sweep_file"], run["sweep_repetition"]), {})[run["variant"]] = run
+    print("### Across ranks: buggy / fixed, whole fit\n")
+    print("Rank 0's whole fit (the ranks step together: they all-reduce every step), median and range "
+          "over repetitions; buggy / fixed paired by repetition (the two ran next to each other); worker "
+          "spawns summed over the ranks.\n")
+    print("| start | ranks | workers | ranks × W | buggy (s) | fixed (s) | buggy / fixed | spawns buggy / fixed |")
+    print("|---|---|---|---|---|---|---|---|")
+    measured = {}
+    for (ranks, workers, start), reps in sorted(by_rep.items(), key=lambda kv: (kv[0][2], kv[0][0] * kv[0][1], kv[0][0])):
+        pairs = [r for r in reps.values() if "buggy" in r and "fixed" in r]
+        if not pairs or not workers:
+            continue
+        b = [p["buggy"]["total_s"] for p in pairs]
+        f = [p["fixed"]["total_s"] for p in pairs]
+        ratios = [x / y for x, y in zip(b, f)]
+        counts = lambda run: (run["totals"] if ranks > 1 else run)
+        spawns = lambda v: sum(counts(pairs[0][v])[loader]["worker_spawns"] for loader in ("train", "val"))
+        print(f"| {start} | {ranks} | {workers} | {ranks * workers} | {median(b):.2f}{spread(b)} | "
+              f"{median(f):.2f}{spread(f)} | {median(ratios):.2f}×{spread(ratios)} | "
+              f"{spawns('buggy')} / {spawns('fixed')} |")
+        overhead = median([later_epochs_s(p["buggy"]) - later_epochs_s(p["fixed"]) for p in pairs])
+        measured[(start, ranks, workers)] = overhead
+    print()
+    start_ids = {name: code for code, name in STARTS.items()}
+    alone = {}
+    for start in sorted({s for s, _, _ in measured}):
+        ups = [startup.get((start_ids[start], d, 1)) for d in (0, 2)]
+        if None not in ups:
+            alone[start] = sum(up for up, _ in ups)
+    if not alone:
+        return
+    print("### Cost model across ranks\n")
+    print("Each rank re-spawns its W train and W val workers at every epoch after the first, at the "
+          "same moment as every other rank, so ranks × W start-ups of each split share the C cores:\n")
+    print("    (R·W / min(R·W, C)) × (start-up(train, 1 worker) + start-up(t10k, 1 worker))\n")
+    print("per epoch: the first model of the single-process table with W replaced by R·W. The second "
+          "takes what BM_WorkerStartup measures with R·W workers starting at once plus their shutdown, "
+          "where R·W is one of its counts. Measured: buggy's mean epoch time after the first minus "
+          f"fixed's, median over the paired repetitions. C = {cores}.\n")
+    print("| start | ranks | workers | predicted, 1-worker start-ups (s) | predicted, R·W at once with shutdown (s) | measured (s) | measured / first | measured / second |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (start, ranks, workers), overhead in sorted(measured.items(), key=lambda kv: (kv[0][0], kv[0][1] * kv[0][2], kv[0][1])):
+        if start not in alone:
+            continue
+        n = ranks * workers
+        naive = n / min(n, cores) * alone[start]
+        together = [startup.get((start_ids[start], d, n)) for d in (0, 2)]
+        concurrent = sum(up + down for up, down in together) if None not in together else float("nan")
+        second = f"{overhead / concurrent:.2f}" if concurrent == concurrent else "–"
+        print(f"| {start} | {ranks} | {workers} | {naive:.3f} | "
+              f"{concurrent:.3f} | {overhead:.3f} | {overhead / naive:.2f} | {second} |")
+        best = concurrent if concurrent == concurrent else naive
+        targets.append((f"buggy overhead per epoch within 25% of the ranks × W model, {start}, {ranks} ranks × "
+                        f"{workers} workers", f"{overhead / best:.2f}", abs(overhead / best - 1) <= 0.25))
+    print()
+    start = "fork" if "fork" in alone else sorted(alone)[0]
+    per_worker = alone[start]
+    print(f"### Model, not measured: 8 ranks × 8 workers per node on 32 cores ({start})\n")
+    print(f"From the first model with the measured start-up of one {start} worker (train + t10k: "
+          f"{per_worker:.3f} s on this machine). Nodes start their workers independently, so more "
+          "nodes add start-ups and CPU time but not wall time per epoch.\n")
+    print("| job | worker start-ups per epoch | CPU-seconds of start-up per epoch | wall seconds added per epoch |")
+    print("|---|---|---|---|")
+    for nodes in (1, 4):
+        n = 8 * 8
+        starts = 2 * n * nodes  # train and val workers
+        cpu = n * nodes * per_worker
+        wall = n / min(n, 32) * per_worker
+        print(f"| {nodes} node{'s' if nodes > 1 else ''} × 8 ranks × 8 workers (model) | {starts} | {cpu:.1f} | {wall:.2f} |")
+    print()
+
+
 def main():
     args = parse_args()
     bench, runs = load(args.inputs)
@@ -368,8 +457,10 @@ def main():
     startup = startup_table(bench)
     watched_table(bench, targets)
     fit_tables(bench, startup, args.cores, targets)
-    sweep_table(runs)
-    paired_table(runs, targets)
+    single = [run for run in runs if not run["ranks_sweep"]]
+    sweep_table(single)
+    paired_table(single, targets)
+    ranks_tables([run for run in runs if run["ranks_sweep"]], startup, args.cores, targets)
     if targets:
         print("### Targets\n")
         print("| target | measured | |")

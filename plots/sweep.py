@@ -1,11 +1,13 @@
 #!/usr/bin/python3
-"""Runs `dlreset run` over a grid of variants, worker counts and start methods, and collects
-every run's JSON report into one file for plot_workers.py and plot_epochs.py.
+"""Runs `dlreset run` over a grid of variants, rank counts, worker counts and start methods, and
+collects every run's JSON report into one file for plot_workers.py, plot_epochs.py and
+plot_ranks.py.
 
-Within each repetition the configurations are interleaved (every variant of one worker count and
-start method runs before the next count, and the variants' order rotates from one repetition to
-the next), so that a slow drift of the machine -- another job starting, the CPU heating up --
-spreads over all variants instead of biasing one.
+Within each repetition the configurations are interleaved (every variant of one rank count,
+worker count and start method runs before the next, and the variants' order rotates from one
+repetition to the next), so that a slow drift of the machine -- another job starting, the CPU
+heating up -- spreads over all variants instead of biasing one. A rank count above 1 runs
+`dlreset run --ranks N --master-port 0`: N ranks on this machine, rank 0's report holding them all.
 
 Flags after `--` go to every `dlreset run` unchanged, e.g. `-- --no-persistent-workers
 --device cpu`. Each run's report is read from a temporary --json file; the recorded commands show
@@ -37,6 +39,7 @@ OWNED_FLAGS = (
     "--limit-val-batches",
     "--json",
     "--events",
+    "--ranks",
 )
 
 
@@ -70,6 +73,13 @@ def non_negative_int_list(text):
     bad = [v for v in values if v < 0]
     if bad:
         raise argparse.ArgumentTypeError(f"worker counts must be 0 or more, got {bad[0]} in '{text}'.")
+    return values
+
+
+def positive_int_list(text):
+    values = csv_of(int)(text)
+    if any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"'{text}' holds a count below 1; give counts of 1 or more.")
     return values
 
 
@@ -113,6 +123,8 @@ def build_parser():
     parser.add_argument("--variants", type=csv_of(str, VARIANTS), default=["buggy", "fixed", "vanilla"],
                         metavar="LIST", help="comma-separated, from %s (default: buggy,fixed,vanilla)"
                         % ",".join(VARIANTS))
+    parser.add_argument("--ranks", type=positive_int_list, default=[1], metavar="LIST",
+                        help="comma-separated rank counts of each run (default: 1, one process)")
     parser.add_argument("--workers", type=non_negative_int_list, default=[0, 1, 2, 4], metavar="LIST",
                         help="comma-separated worker counts per loader (default: 0,1,2,4)")
     parser.add_argument("--start-methods", type=csv_of(str, START_METHODS), default=["fork"],
@@ -141,13 +153,14 @@ def split_passthrough(argv):
 
 
 def grid(args):
-    """The configurations of one repetition, before rotation: (workers, start method) blocks,
-    each holding every variant."""
+    """The configurations of one repetition, before rotation: (ranks, workers, start method)
+    blocks, each holding every variant."""
     blocks = []
-    for workers in args.workers:
-        methods = args.start_methods[:1] if workers == 0 else args.start_methods
-        for method in methods:
-            blocks.append([(variant, workers, method) for variant in args.variants])
+    for ranks in args.ranks:
+        for workers in args.workers:
+            methods = args.start_methods[:1] if workers == 0 else args.start_methods
+            for method in methods:
+                blocks.append([(variant, ranks, workers, method) for variant in args.variants])
     return blocks
 
 
@@ -158,13 +171,15 @@ def schedule(args):
     for rep in range(args.repeat):
         for block in blocks:
             shift = rep % len(block)
-            for variant, workers, method in block[shift:] + block[:shift]:
-                runs.append((rep, variant, workers, method))
+            for variant, ranks, workers, method in block[shift:] + block[:shift]:
+                runs.append((rep, variant, ranks, workers, method))
     return runs
 
 
-def events_name(variant, workers, method, rep):
-    return f"events-{variant}-{method}-w{workers}-r{rep}.json"
+def events_name(variant, ranks, workers, method, rep):
+    """events-VARIANT-START-wW-rR.json, with -nN before -wW for a job of N > 1 ranks."""
+    job = f"-n{ranks}" if ranks > 1 else ""
+    return f"events-{variant}-{method}{job}-w{workers}-r{rep}.json"
 
 
 def cpu_model():
@@ -205,7 +220,7 @@ def main(argv=None):
     plan = schedule(args)
     runs, commands = [], []
     with tempfile.TemporaryDirectory(prefix="dlreset-sweep-") as tmp:
-        for i, (rep, variant, workers, method) in enumerate(plan):
+        for i, (rep, variant, ranks, workers, method) in enumerate(plan):
             report_path = os.path.join(tmp, f"run-{i}.json")
             command = [
                 args.dlreset, "run",
@@ -218,12 +233,15 @@ def main(argv=None):
                 "--no-progress",
                 "--json", report_path,
             ]
+            if ranks > 1:
+                command += ["--ranks", str(ranks), "--master-port", "0"]
             if args.events_dir:
-                events_path = os.path.join(args.events_dir, events_name(variant, workers, method, rep))
+                events_path = os.path.join(args.events_dir, events_name(variant, ranks, workers, method, rep))
                 command += ["--events", events_path]
             command += passthrough
             plural = "" if workers == 1 else "s"
-            config = f"{variant}, {method}, {workers} worker{plural}, repetition {rep + 1}/{args.repeat}"
+            job = f"{ranks} ranks, " if ranks > 1 else ""
+            config = f"{variant}, {method}, {job}{workers} worker{plural}, repetition {rep + 1}/{args.repeat}"
             started = time.monotonic()
             result = subprocess.run(command, capture_output=True, text=True)
             wall_s = time.monotonic() - started
@@ -266,6 +284,7 @@ def main(argv=None):
             "dlreset": args.dlreset,
             "dlreset_version": dlreset_version(args.dlreset),
             "variants": args.variants,
+            "ranks": args.ranks,
             "workers": args.workers,
             "start_methods": args.start_methods,
             "epochs": args.epochs,
@@ -274,7 +293,7 @@ def main(argv=None):
             "repeat": args.repeat,
             "passthrough": passthrough,
             "events_dir": args.events_dir,
-            "order": "interleaved: per repetition, (workers, start method) blocks in the order "
+            "order": "interleaved: per repetition, (ranks, workers, start method) blocks in the order "
                      "given, each running every variant, the variants rotated by the repetition index",
         },
     }

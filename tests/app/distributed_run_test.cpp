@@ -236,6 +236,25 @@ TEST(RankFaults, KilledWorkerOfRankOneEndsTheJobNamingTheRank) {
   EXPECT_THAT(err, HasSubstr("exited unexpectedly")) << "rank 1's own error says which worker died";
 }
 
+TEST(RankFaults, KilledRankZeroTakesEveryOtherRankAndWorkerWithIt) {
+  RunningJob job;
+  const std::int64_t rank_one = job.wait_until_training();
+  ASSERT_GT(rank_one, 0) << "the job did not start training: " << job.command().err();
+  const std::vector<std::int64_t> processes = descendants(job.command().pid());
+  ASSERT_GE(processes.size(), 5u) << "rank 1 and two workers of each rank";
+  const auto killed = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(job.command().pid(), SIGKILL), 0);
+  const std::optional<int> status = job.command().wait_for_exit(5.0);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_TRUE(WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL);
+  // Rank 1 dies of PR_SET_PDEATHSIG (SIGTERM), shuts its workers down and exits; rank 0's
+  // workers die of theirs. Their zombies belong to init now, so "dead" is what can be seen.
+  const std::vector<std::int64_t> left = testing::wait_until_dead(processes, kDistTimeoutS);
+  EXPECT_TRUE(left.empty()) << left.size() << " processes outlived rank 0 by " << kDistTimeoutS << " s";
+  std::printf("every rank and worker had stopped %.3f s after rank 0 was killed\n", testing::seconds_since(killed));
+  EXPECT_THAT(job.command().err(), HasSubstr("rank 0 (pid " + std::to_string(job.command().pid()) + ") has ended"));
+}
+
 TEST(RankFaults, SigintToRankZeroStopsTheWholeJob) {
   RunningJob job;
   ASSERT_GT(job.wait_until_training(), 0) << "the job did not start training: " << job.command().err();
