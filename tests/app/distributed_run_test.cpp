@@ -4,9 +4,7 @@
 // rank 0 ends the whole job with nothing left running.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +18,7 @@
 
 #include "tests/support/command.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/held_port.h"
 #include "tests/support/process_census.h"
 #include "tests/support/running_command.h"
 
@@ -286,19 +285,10 @@ TEST(RankUsage, BadRanksAndMismatchedEnvironmentExitTwoWithOneLine) {
 }
 
 TEST(RankUsage, PortInUseExitsOneWithOneLine) {
-  const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(holder, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(::listen(holder, 1), 0);
-  socklen_t length = sizeof address;
-  ASSERT_EQ(::getsockname(holder, reinterpret_cast<sockaddr*>(&address), &length), 0);
-  const int port = ntohs(address.sin_port);
+  const testing::HeldPort held;
+  ASSERT_GT(held.port(), 0);
   const testing::CommandResult result = testing::run_shell(testing::dlreset_binary() + " run --ranks 2 --master-port " +
-                                                           std::to_string(port) + " --no-progress");
-  ::close(holder);
+                                                           std::to_string(held.port()) + " --no-progress");
   EXPECT_EQ(result.status, 1);
   EXPECT_THAT(result.err, HasSubstr("the port is in use"));
   EXPECT_EQ(occurrences(result.err, "\n"), 1u) << result.err;

@@ -2,9 +2,6 @@
 // as a launcher starts them, on loopback. Counted and compared; a timeout here bounds a hang.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <future>
@@ -12,6 +9,7 @@
 #include <vector>
 
 #include "tests/support/command.h"
+#include "tests/support/held_port.h"
 
 namespace dlreset::dist {
 namespace {
@@ -21,17 +19,7 @@ using Clock = std::chrono::steady_clock;
 
 /// A TCP port nobody listens on now, from the kernel: each test gets its own, so suites that
 /// run in parallel do not meet on one store.
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
+int free_port() { return testing::HeldPort().port(); }
 
 /// Runs one rank of a job of `world_size` on `port`, giving every wait `timeout_ms`.
 testing::CommandResult run_rank(int rank, int world_size, int port, int timeout_ms) {
@@ -69,17 +57,10 @@ TEST(ProcessGroup, ARankWhoseOthersNeverComeGivesUpAfterTheTimeoutSayingSo) {
 }
 
 TEST(ProcessGroup, APortInUseIsNamed) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_ANY);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(::listen(fd, 1), 0);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  const int port = ntohs(address.sin_port);
+  const testing::HeldPort held;
+  ASSERT_GT(held.port(), 0);
+  const int port = held.port();
   const testing::CommandResult result = run_rank(0, 2, port, 2000);
-  ::close(fd);
   EXPECT_EQ(result.status, 1);
   EXPECT_THAT(result.err, HasSubstr("could not serve the job's store on 127.0.0.1:" + std::to_string(port)));
   EXPECT_THAT(result.err, HasSubstr("in use"));
