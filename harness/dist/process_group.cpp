@@ -68,15 +68,22 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, const OnListening& on_l
   }
   if (rendezvous_.rank == 0) {
     if (on_listening) on_listening(impl_->store->getPort());
+    const auto gave_up = [&](const std::string& why) {
+      return DistError("Rank 0 of " + std::to_string(rendezvous_.world_size) + " gave up after " +
+                       seconds(rendezvous_.timeout) + " waiting for the other ranks to reach its store on " +
+                       rendezvous_.master_addr + ":" + std::to_string(impl_->store->getPort()) + " (" + why +
+                       "); start every rank with the same WORLD_SIZE, MASTER_ADDR and MASTER_PORT, or raise "
+                       "the timeout.");
+    };
+    const auto started = std::chrono::steady_clock::now();
     try {
       impl_->store->waitForWorkers();
     } catch (const std::exception& e) {
-      throw DistError("Rank 0 of " + std::to_string(rendezvous_.world_size) + " gave up after " +
-                      seconds(rendezvous_.timeout) + " waiting for the other ranks to reach its store on " +
-                      rendezvous_.master_addr + ":" + std::to_string(impl_->store->getPort()) + " (" +
-                      first_line(e) + "); start every rank with the same WORLD_SIZE, MASTER_ADDR and "
-                      "MASTER_PORT, or raise the timeout.");
+      throw gave_up(first_line(e));
     }
+    // c10d's wait ends quietly at the timeout, whoever came; the group would then wait a second
+    // timeout for the same ranks.
+    if (std::chrono::steady_clock::now() - started >= rendezvous_.timeout) throw gave_up("timed out");
   }
   auto options = c10d::ProcessGroupGloo::Options::create();
   options->timeout = rendezvous_.timeout;
