@@ -5,6 +5,8 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <ctime>
+#include <fstream>
 #include <stdexcept>
 
 #include "harness/data/dataset_registry.h"
@@ -44,6 +46,7 @@ std::int64_t FaultDataset::get(std::int64_t index, float* features) {
       ::sleep(static_cast<unsigned>(faults_.fork_before_crash_s));
       ::_exit(0);
     }
+    if (!faults_.crash_stamp_path.empty()) std::ofstream(faults_.crash_stamp_path) << std::to_string(monotonic_seconds());
     ::kill(::getpid(), SIGKILL);
   }
   if (index == faults_.stall_at) {
@@ -67,6 +70,12 @@ std::int64_t FaultDataset::get(std::int64_t index, float* features) {
   return label;
 }
 
+double monotonic_seconds() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
 std::unique_ptr<data::Dataset> FaultDataset::clone() const {
   auto copy = std::make_unique<FaultDataset>(*this);
   copy->reset_load_count();
@@ -83,6 +92,7 @@ std::string FaultDataset::spec() const {
   spec["stall_s"] = faults_.stall_s;
   spec["before_crash"] = faults_.before_crash;
   spec["fork_before_crash_s"] = faults_.fork_before_crash_s;
+  spec["crash_stamp_path"] = faults_.crash_stamp_path;
   spec["sample_work"] = faults_.sample_work;
   return spec.dump();
 }
@@ -98,6 +108,7 @@ std::unique_ptr<FaultDataset> FaultDataset::from_spec(const std::string& text) {
   options.stall_s = spec.at("stall_s").get<int>();
   options.before_crash = spec.at("before_crash").get<std::string>();
   options.fork_before_crash_s = spec.at("fork_before_crash_s").get<int>();
+  options.crash_stamp_path = spec.at("crash_stamp_path").get<std::string>();
   options.sample_work = spec.at("sample_work").get<std::vector<std::int64_t>>();
   return std::make_unique<FaultDataset>(std::move(options));
 }
