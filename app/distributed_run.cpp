@@ -117,9 +117,14 @@ int run_rank(const RunOptions& options) {
   const char* rank_zero_pid = std::getenv(kRankZeroPidVariable);
   std::optional<RankZeroDeathHandler> rank_zero_death;
   if (rank_zero_pid != nullptr) rank_zero_death.emplace();
-  const auto with_failed_ranks = [&](const std::exception& error) {
-    std::vector<std::string> failed =
-        launcher ? launcher->failed_ranks(std::chrono::seconds(1)) : std::vector<std::string>{};
+  const auto with_failed_ranks = [&](const dist::DistError& error) {
+    // A closed connection means a rank is ending, and ending can take seconds (its workers'
+    // shutdown grace, a sanitizer's exit report): wait for its status, up to the timeout, so
+    // the error can name it. After a timeout, a rank still running is not ending; one more
+    // second only catches one that ended at the same moment.
+    const std::chrono::milliseconds grace =
+        error.cause() == dist::DistError::Cause::kPeerClosed ? job.timeout : std::chrono::milliseconds(1000);
+    std::vector<std::string> failed = launcher ? launcher->failed_ranks(grace) : std::vector<std::string>{};
     if (rank_zero_pid != nullptr && std::to_string(::getppid()) != rank_zero_pid) {
       failed.push_back(std::string("rank 0 (pid ") + rank_zero_pid + ") has ended");
     }

@@ -105,11 +105,12 @@ DistError ProcessGroup::collective_failed(const std::string& what, const std::ex
                                           std::chrono::steady_clock::time_point started) const {
   // Gloo fails at once when a peer's socket closes, and only after the timeout when the peer is
   // alive but never comes: the message says which of the two happened.
-  const auto waited = std::chrono::steady_clock::now() - started;
-  const std::string how = waited < rendezvous_.timeout ? " failed" : " timed out after " + seconds(rendezvous_.timeout);
+  const bool timed_out = std::chrono::steady_clock::now() - started >= rendezvous_.timeout;
+  const std::string how = timed_out ? " timed out after " + seconds(rendezvous_.timeout) : " failed";
   return DistError("Rank " + std::to_string(rendezvous_.rank) + " of " + std::to_string(rendezvous_.world_size) +
-                   ": " + what + how + " (" + first_line(e) +
-                   "). Another rank has probably died or stopped; its own error says why.");
+                       ": " + what + how + " (" + first_line(e) +
+                       "). Another rank has probably died or stopped; its own error says why.",
+                   timed_out ? DistError::Cause::kTimedOut : DistError::Cause::kPeerClosed);
 }
 
 void ProcessGroup::all_reduce_sum(std::vector<at::Tensor>& tensors) {

@@ -25,7 +25,18 @@ struct Rendezvous {
 /// use, a rank that never came. The message is one sentence that names the value and the fix.
 class DistError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  /// What ended the wait. A collective fails at once when a peer's socket closes, which
+  /// happens while that peer is on its way out: its launcher can then wait for its exit status
+  /// instead of guessing.
+  enum class Cause { kOther, kPeerClosed, kTimedOut };
+
+  explicit DistError(const std::string& what, Cause cause = Cause::kOther)
+      : std::runtime_error(what), cause_(cause) {}
+
+  Cause cause() const { return cause_; }
+
+ private:
+  Cause cause_;
 };
 
 /// Reads a variable of the environment; null where it is unset. Tests pass their own.
