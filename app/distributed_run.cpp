@@ -141,6 +141,13 @@ int run_rank(const RunOptions& options) {
       ranks.master_port = port;
       ranks.argv = options.argv;
       launcher = std::make_unique<RankLauncher>(std::move(ranks));
+    }, [&] {
+      // A rank that died before reaching the store will never come: no need to wait out the
+      // timeout to say so.
+      if (launcher && !launcher->failed_ranks(std::chrono::milliseconds(0)).empty()) {
+        throw dist::DistError("Rank 0 of " + std::to_string(job.world_size) +
+                              " stopped waiting for the other ranks to reach its store.");
+      }
     });
   } catch (const dist::DistError& error) {
     throw with_failed_ranks(error);

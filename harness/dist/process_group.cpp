@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <string>
+#include <thread>
 
 namespace dlreset::dist {
 
@@ -35,9 +36,13 @@ std::string first_line(const std::exception& e) {
   return text.substr(0, text.find('\n'));
 }
 
+/// The store's count of the ranks other than 0 that have connected.
+constexpr const char* kJoinedKey = "dlreset/ranks_joined";
+
 }  // namespace
 
-ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, const OnListening& on_listening)
+ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, const OnListening& on_listening,
+                           const WhileWaiting& while_waiting)
     : rendezvous_(rendezvous), impl_(std::make_unique<Impl>()) {
   check_rendezvous(rendezvous_);
   // c10d reports each failed bind, connect retry and timeout through glog on stderr, several
@@ -49,9 +54,8 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, const OnListening& on_l
   store.port = static_cast<std::uint16_t>(rendezvous_.master_port);
   store.isServer = rendezvous_.rank == 0;
   store.numWorkers = static_cast<std::size_t>(rendezvous_.world_size);
-  // Every other rank checks in as it connects; rank 0 waits for them below, once whoever
-  // starts them has its port.
-  store.waitWorkers = rendezvous_.rank != 0;
+  // Rank 0 waits for the others below, once whoever starts them has its port.
+  store.waitWorkers = false;
   store.timeout = rendezvous_.timeout;
   try {
     impl_->store = c10::make_intrusive<c10d::TCPStore>(rendezvous_.master_addr, store);
@@ -75,15 +79,24 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, const OnListening& on_l
                        "); start every rank with the same WORLD_SIZE, MASTER_ADDR and MASTER_PORT, or raise "
                        "the timeout.");
     };
+    // c10d's own waitForWorkers() blocks for the whole timeout whoever died meanwhile, and then
+    // ends quietly, so the group would wait a second timeout for the same ranks. Each other rank
+    // adds itself to a counter once it is connected (below); rank 0 reads it, asking
+    // `while_waiting` between reads.
     const auto started = std::chrono::steady_clock::now();
     try {
-      impl_->store->waitForWorkers();
+      while (impl_->store->add(kJoinedKey, 0) < rendezvous_.world_size - 1) {
+        if (std::chrono::steady_clock::now() - started >= rendezvous_.timeout) throw gave_up("timed out");
+        if (while_waiting) while_waiting();
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    } catch (const DistError&) {
+      throw;
     } catch (const std::exception& e) {
       throw gave_up(first_line(e));
     }
-    // c10d's wait ends quietly at the timeout, whoever came; the group would then wait a second
-    // timeout for the same ranks.
-    if (std::chrono::steady_clock::now() - started >= rendezvous_.timeout) throw gave_up("timed out");
+  } else {
+    impl_->store->add(kJoinedKey, 1);
   }
   auto options = c10d::ProcessGroupGloo::Options::create();
   options->timeout = rendezvous_.timeout;

@@ -27,10 +27,15 @@ class ProcessGroup {
   /// it listens on: a launcher starts the other ranks there, so a port the kernel chose
   /// (master_port 0) reaches them.
   using OnListening = std::function<void(int port)>;
+  /// Called on rank 0 every few milliseconds while it waits for the other ranks to reach its
+  /// store; throwing stops the wait. A launcher that sees one of its ranks die before joining
+  /// ends the job now instead of at the timeout.
+  using WhileWaiting = std::function<void()>;
 
   /// Forms the group. Throws DistError when the port is in use (rank 0), when the store cannot
   /// be reached, or when the other ranks do not all join within the timeout.
-  explicit ProcessGroup(const Rendezvous& rendezvous, const OnListening& on_listening = {});
+  explicit ProcessGroup(const Rendezvous& rendezvous, const OnListening& on_listening = {},
+                        const WhileWaiting& while_waiting = {});
   ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;
   ProcessGroup& operator=(const ProcessGroup&) = delete;

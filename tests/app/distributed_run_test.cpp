@@ -220,6 +220,33 @@ TEST(RankFaults, KilledRankEndsTheJobNamingIt) {
               HasSubstr("rank 1 (pid " + std::to_string(rank_one) + ") was killed by signal 9"));
 }
 
+TEST(RankFaults, ARankKilledBeforeItJoinsEndsTheJobWithoutWaitingOutTheTimeout) {
+  // A timeout no test would wait for: rank 0 must see the death, not run out of time.
+  constexpr double kLongTimeoutS = 600.0;
+  testing::RunningCommand job({testing::dlreset_binary(), "run", "--ranks", "2", "--master-port", "0", "--workers",
+                               "0", "--epochs", "1", "--dist-timeout", std::to_string(static_cast<int>(kLongTimeoutS)),
+                               "--device", "cpu", "--no-progress"});
+  ASSERT_GT(job.pid(), 0);
+  // Rank 1's environment shows once it has exec'd; LibTorch still has to load before it can
+  // reach the store, and it is killed long before that.
+  std::int64_t rank_one = -1;
+  const auto start = std::chrono::steady_clock::now();
+  while (rank_one < 0 && testing::seconds_since(start) < kStartDeadlineS) {
+    const std::vector<std::int64_t> found = children_with(job.pid(), "RANK=1");
+    if (found.size() == 1) rank_one = found[0];
+    if (rank_one < 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_GT(rank_one, 0) << "rank 0 never started rank 1: " << job.err();
+  ASSERT_EQ(::kill(static_cast<pid_t>(rank_one), SIGKILL), 0);
+  const std::optional<int> status = job.wait_for_exit(kStartDeadlineS);
+  ASSERT_TRUE(status.has_value()) << "rank 0 went on waiting for a rank that had died";
+  ASSERT_TRUE(WIFEXITED(*status));
+  EXPECT_EQ(WEXITSTATUS(*status), 1);
+  EXPECT_THAT(job.err(), HasSubstr("rank 1 (pid " + std::to_string(rank_one) + ") was killed by signal 9"));
+  EXPECT_THAT(job.err(), HasSubstr("stopped waiting for the other ranks"))
+      << "rank 1 died before it joined, so rank 0 was still waiting for it: " << job.err();
+}
+
 TEST(RankFaults, KilledWorkerOfRankOneEndsTheJobNamingTheRank) {
   RunningJob job;
   const std::int64_t rank_one = job.wait_until_training();
