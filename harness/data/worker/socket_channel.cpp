@@ -79,6 +79,9 @@ bool SocketChannel::read_available() {
     const ssize_t n = ::recv(fd_, into, room, MSG_DONTWAIT);
     if (n > 0) {
       decoder_.commit(static_cast<std::size_t>(n));
+      // A short read drained the socket: asking again would only be told EAGAIN, one system
+      // call per message for nothing. What arrives later wakes the caller's poll.
+      if (static_cast<std::size_t>(n) < room) return true;
       continue;
     }
     if (n == 0) {

@@ -17,11 +17,12 @@ namespace dlreset::data {
 
 namespace {
 
-Message lifecycle(MessageType type, const WorkerConfig& config) {
+/// `pid` is the worker's, asked once: every batch's reply carries it, and getpid is a system call.
+Message lifecycle(MessageType type, const WorkerConfig& config, pid_t pid) {
   Message message;
   message.type = type;
   message.worker_id = config.worker_id;
-  message.pid = ::getpid();
+  message.pid = pid;
   message.time_s = trace::monotonic_now_s();
   return message;
 }
@@ -73,8 +74,9 @@ void worker_loop(WorkerEndpoint& endpoint, Dataset& dataset, const WorkerConfig&
   info.in_own_process = config.in_own_process;
   const WorkerInfoScope scope(&info);
   const EndpointScope endpoint_scope(&endpoint);
+  const pid_t pid = ::getpid();
 
-  if (!endpoint.send(lifecycle(MessageType::started, config))) return;
+  if (!endpoint.send(lifecycle(MessageType::started, config, pid))) return;
 
   // PyTorch keeps a worker_init_fn failure and reports it on the first task; so does this.
   std::string init_error_type;
@@ -95,14 +97,14 @@ void worker_loop(WorkerEndpoint& endpoint, Dataset& dataset, const WorkerConfig&
     Message message = endpoint.receive();
     if (message.type == MessageType::exit) break;
     if (message.type == MessageType::resume) {
-      Message ack = lifecycle(MessageType::resume_ack, config);
+      Message ack = lifecycle(MessageType::resume_ack, config, pid);
       if (!endpoint.send(std::move(ack))) return;
       continue;
     }
     if (message.type != MessageType::task) continue;
     if (endpoint.exit_requested()) continue;  // done_event is set: skip what is still queued
 
-    Message reply = lifecycle(MessageType::batch, config);
+    Message reply = lifecycle(MessageType::batch, config, pid);
     reply.send_idx = message.send_idx;
     reply.slot = message.slot;  // the main process frees it whatever happens here
     const std::int64_t loads_before = dataset.loads();
@@ -124,13 +126,13 @@ void worker_loop(WorkerEndpoint& endpoint, Dataset& dataset, const WorkerConfig&
       }
     }
     if (dataset.loads() != loads_before) {
-      Message loaded = lifecycle(MessageType::dataset_loaded, config);
+      Message loaded = lifecycle(MessageType::dataset_loaded, config, pid);
       loaded.duration_s = dataset.last_load_seconds();
       if (!endpoint.send(std::move(loaded))) return;
     }
     if (!endpoint.send(std::move(reply))) return;
   }
-  endpoint.send(lifecycle(MessageType::exiting, config));
+  endpoint.send(lifecycle(MessageType::exiting, config, pid));
 }
 
 }  // namespace dlreset::data
