@@ -131,6 +131,17 @@ int run_rank(const RunOptions& options) {
     if (failed.empty()) return dist::DistError(error.what());
     return dist::DistError(joined(failed) + ", so the job stopped. " + error.what());
   };
+  // A rank that died before reaching the store will never come: no need to wait out the
+  // timeout to say so. Only a launcher can see it die.
+  dist::ProcessGroup::WhileWaiting while_waiting;
+  if (options.launch_ranks) {
+    while_waiting = [&](std::chrono::milliseconds interval) {
+      if (launcher && !launcher->failed_ranks(interval).empty()) {
+        throw dist::DistError("Rank 0 of " + std::to_string(job.world_size) +
+                              " stopped waiting for the other ranks to reach its store.");
+      }
+    };
+  }
   std::unique_ptr<dist::ProcessGroup> group;
   try {
     group = std::make_unique<dist::ProcessGroup>(job, [&](int port) {
@@ -141,14 +152,7 @@ int run_rank(const RunOptions& options) {
       ranks.master_port = port;
       ranks.argv = options.argv;
       launcher = std::make_unique<RankLauncher>(std::move(ranks));
-    }, [&] {
-      // A rank that died before reaching the store will never come: no need to wait out the
-      // timeout to say so.
-      if (launcher && !launcher->failed_ranks(std::chrono::milliseconds(0)).empty()) {
-        throw dist::DistError("Rank 0 of " + std::to_string(job.world_size) +
-                              " stopped waiting for the other ranks to reach its store.");
-      }
-    });
+    }, while_waiting);
   } catch (const dist::DistError& error) {
     throw with_failed_ranks(error);
   }

@@ -10,7 +10,6 @@
 
 #include <cstdio>
 #include <string>
-#include <thread>
 
 namespace dlreset::dist {
 
@@ -36,8 +35,11 @@ std::string first_line(const std::exception& e) {
   return text.substr(0, text.find('\n'));
 }
 
-/// The store's count of the ranks other than 0 that have connected.
+/// The store's count of the ranks other than 0 that have connected, which rank 0 can read
+/// (c10d's own count is private to its TCPStore).
 constexpr const char* kJoinedKey = "dlreset/ranks_joined";
+/// How often rank 0 reads kJoinedKey while a WhileWaiting watches for deaths.
+constexpr std::chrono::milliseconds kJoinCheckInterval{10};
 
 }  // namespace
 
@@ -54,8 +56,9 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, const OnListening& on_l
   store.port = static_cast<std::uint16_t>(rendezvous_.master_port);
   store.isServer = rendezvous_.rank == 0;
   store.numWorkers = static_cast<std::size_t>(rendezvous_.world_size);
-  // Rank 0 waits for the others below, once whoever starts them has its port.
-  store.waitWorkers = false;
+  // Every other rank checks in as it connects, in c10d's count (waitWorkers) and in kJoinedKey;
+  // rank 0 waits for them once whoever starts them has its port.
+  store.waitWorkers = rendezvous_.rank != 0;
   store.timeout = rendezvous_.timeout;
   try {
     impl_->store = c10::make_intrusive<c10d::TCPStore>(rendezvous_.master_addr, store);
@@ -79,16 +82,21 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, const OnListening& on_l
                        "); start every rank with the same WORLD_SIZE, MASTER_ADDR and MASTER_PORT, or raise "
                        "the timeout.");
     };
-    // c10d's own waitForWorkers() blocks for the whole timeout whoever died meanwhile, and then
-    // ends quietly, so the group would wait a second timeout for the same ranks. Each other rank
-    // adds itself to a counter once it is connected (below); rank 0 reads it, asking
-    // `while_waiting` between reads.
     const auto started = std::chrono::steady_clock::now();
     try {
-      while (impl_->store->add(kJoinedKey, 0) < rendezvous_.world_size - 1) {
+      if (while_waiting) {
+        // c10d's waitForWorkers() cannot be cut short: with someone to ask, read the count of
+        // the ranks that joined instead, and let `while_waiting` spend the time between reads
+        // watching for a death.
+        while (impl_->store->add(kJoinedKey, 0) < rendezvous_.world_size - 1) {
+          if (std::chrono::steady_clock::now() - started >= rendezvous_.timeout) throw gave_up("timed out");
+          while_waiting(kJoinCheckInterval);
+        }
+      } else {
+        impl_->store->waitForWorkers();
+        // c10d's wait ends quietly at the timeout, whoever came; the group would then wait a
+        // second timeout for the same ranks.
         if (std::chrono::steady_clock::now() - started >= rendezvous_.timeout) throw gave_up("timed out");
-        if (while_waiting) while_waiting();
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
     } catch (const DistError&) {
       throw;

@@ -27,10 +27,12 @@ class ProcessGroup {
   /// it listens on: a launcher starts the other ranks there, so a port the kernel chose
   /// (master_port 0) reaches them.
   using OnListening = std::function<void(int port)>;
-  /// Called on rank 0 every few milliseconds while it waits for the other ranks to reach its
-  /// store; throwing stops the wait. A launcher that sees one of its ranks die before joining
-  /// ends the job now instead of at the timeout.
-  using WhileWaiting = std::function<void()>;
+  /// Given on rank 0 by whoever started the other ranks: called between reads of how many have
+  /// reached the store, it waits up to `interval` for one of them to die and throws if one has,
+  /// so that a rank that died before joining ends the job now instead of at the timeout.
+  /// Without it, rank 0 waits in c10d's own wait for the store's workers: no one could see a
+  /// death.
+  using WhileWaiting = std::function<void(std::chrono::milliseconds interval)>;
 
   /// Forms the group. Throws DistError when the port is in use (rank 0), when the store cannot
   /// be reached, or when the other ranks do not all join within the timeout.

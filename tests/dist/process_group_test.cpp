@@ -1,5 +1,6 @@
 // The process group across real processes: ranks of tests/dist/rank_probe.cpp started at once,
-// as a launcher starts them, on loopback. Counted and compared; a timeout here bounds a hang.
+// as a launcher starts them, on loopback; and rank 0's wait for the others, in this process.
+// Counted and compared; a timeout here bounds a hang.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/dist/process_group.h"
 #include "tests/support/command.h"
 #include "tests/support/held_port.h"
 
@@ -54,6 +56,42 @@ TEST(ProcessGroup, ARankWhoseOthersNeverComeGivesUpAfterTheTimeoutSayingSo) {
   EXPECT_THAT(alone.err, ::testing::Not(HasSubstr("frame #"))) << "one sentence, no C++ backtrace";
   // The 2 s wait, the program's start and LibTorch's load; never the default minute.
   EXPECT_LT(took_s, 30.0) << "the rank waited past its timeout";
+}
+
+/// Rank 0 of two, in this process, waiting for a rank 1 that never comes.
+Rendezvous rank_zero_of_two(std::chrono::milliseconds timeout) {
+  Rendezvous job;
+  job.world_size = 2;
+  job.master_port = free_port();
+  job.timeout = timeout;
+  return job;
+}
+
+TEST(ProcessGroup, AWatcherThatSeesADeathEndsRankZerosWaitAtThatCall) {
+  constexpr int kCallThatSeesTheDeath = 3;
+  int calls = 0;
+  try {
+    ProcessGroup group(rank_zero_of_two(std::chrono::seconds(600)), {}, [&](std::chrono::milliseconds) {
+      if (++calls == kCallThatSeesTheDeath) throw DistError("rank 1 died");
+    });
+    FAIL() << "rank 0 formed a group of two alone";
+  } catch (const DistError& error) {
+    EXPECT_STREQ(error.what(), "rank 1 died");
+  }
+  EXPECT_EQ(calls, kCallThatSeesTheDeath) << "one call between reads of the count, none after the death";
+}
+
+TEST(ProcessGroup, AWatcherThatSeesNothingLeavesTheTimeoutToEndTheWait) {
+  int calls = 0;
+  try {
+    ProcessGroup group(rank_zero_of_two(std::chrono::seconds(kMinTimeoutS)), {},
+                       [&](std::chrono::milliseconds) { ++calls; });
+    FAIL() << "rank 0 formed a group of two alone";
+  } catch (const DistError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("Rank 0 of 2 gave up after 1 s waiting for the other ranks"));
+    EXPECT_THAT(error.what(), HasSubstr("(timed out)"));
+  }
+  EXPECT_GE(calls, 1) << "the watcher was never asked";
 }
 
 TEST(ProcessGroup, APortInUseIsNamed) {
