@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -19,6 +21,22 @@ namespace {
 /// double; these checks read the whole text strictly and say only what was wrong with it,
 /// leaving what the flag accepts to the words kept beside them.
 std::string rejected(const std::string& text) { return "'" + text + "' is not a valid value"; }
+
+/// A finite number, read strictly, that `in_range` accepts.
+CLI::Validator finite_number_check(bool (*in_range)(double, double), double bound, const char* name) {
+  return CLI::Validator(
+      [in_range, bound](std::string& text) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value) ||
+            !in_range(value, bound)) {
+          return rejected(text);
+        }
+        return {};
+      },
+      "", name);
+}
 
 /// CLI11 hands a path option the next word even when that word is another flag: `--json
 /// --no-progress` would write the report to a file named "--no-progress" after a whole fit.
@@ -100,19 +118,14 @@ Accepted unsigned_integer() {
 }
 
 Accepted positive_finite_number() {
-  CLI::Validator check(
-      [](std::string& text) -> std::string {
-        errno = 0;
-        char* end = nullptr;
-        const double value = std::strtod(text.c_str(), &end);
-        if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE ||
-            !std::isfinite(value) || !(value > 0.0)) {
-          return rejected(text);
-        }
-        return {};
-      },
-      "", "positive_finite_number");
-  return {check, "FLOAT > 0", "a positive finite number"};
+  return {finite_number_check([](double value, double) { return value > 0.0; }, 0.0, "positive_finite_number"),
+          "FLOAT > 0", "a positive finite number"};
+}
+
+Accepted finite_number_from(double low) {
+  const std::string bound = fmt::format("{:g}", low);
+  return {finite_number_check([](double value, double least) { return value >= least; }, low, "finite_number_from"),
+          "FLOAT >= " + bound, "a finite number of " + bound + " or more"};
 }
 
 Accepted one_of(const std::vector<std::string>& names) {

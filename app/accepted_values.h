@@ -30,6 +30,8 @@ Accepted integer_in(std::int64_t low, std::int64_t high);
 Accepted unsigned_integer();
 /// A finite number above 0: not "nan", "inf" or "1e999".
 Accepted positive_finite_number();
+/// A finite number of `low` or more, read as strictly.
+Accepted finite_number_from(double low);
 /// One of `names`, exactly as written.
 Accepted one_of(const std::vector<std::string>& names);
 /// A path, which only the code that opens it can judge further; `words` says what it names.

@@ -20,6 +20,7 @@
 #include "app/run_options.h"
 #include "app/signal_guard.h"
 #include "app/watch_command.h"
+#include "harness/dist/rendezvous.h"
 #include "harness/data/errors.h"
 #include "harness/data/interrupt.h"
 #include "harness/workload/device.h"
@@ -161,7 +162,7 @@ void add_run_options(CLI::App& run, AcceptedValues& accepted, RunOptions& option
       ->capture_default_str();
   accepted.add(run.add_option("--dist-timeout", options.dist_timeout_s,
                               "Seconds a rank waits for the others to join, and for each collective"),
-               positive_finite_number())
+               finite_number_from(dist::kMinTimeoutS))
       ->capture_default_str();
 }
 

@@ -68,9 +68,11 @@ void check_rendezvous(const Rendezvous& rendezvous) {
                     " is not a TCP port rank " + std::to_string(rendezvous.rank) +
                     " can join; give one from 1 to 65535.");
   }
-  if (rendezvous.timeout.count() <= 0) {
-    throw DistError("The distributed timeout must be positive, but is " +
-                    std::to_string(rendezvous.timeout.count()) + " ms; give a number of seconds.");
+  if (rendezvous.timeout < std::chrono::seconds(kMinTimeoutS)) {
+    throw DistError("The distributed timeout must be at least " + std::to_string(kMinTimeoutS) +
+                    " s, but is " + std::to_string(rendezvous.timeout.count()) +
+                    " ms: c10d's store counts it in whole seconds and gives up at once below one; give " +
+                    std::to_string(kMinTimeoutS) + " or more.");
   }
 }
 

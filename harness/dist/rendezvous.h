@@ -21,6 +21,10 @@ struct Rendezvous {
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
 };
 
+/// The shortest timeout a job can have: c10d's TCPStore counts its timeout in whole seconds, and
+/// a rank 0 given less cannot connect to its own store.
+constexpr int kMinTimeoutS = 1;
+
 /// A job that cannot be formed as asked: a bad rank or port, a variable missing, the port in
 /// use, a rank that never came. The message is one sentence that names the value and the fix.
 class DistError : public std::runtime_error {
@@ -49,7 +53,8 @@ using GetEnv = std::function<const char*(const char*)>;
 std::optional<Rendezvous> env_rendezvous(const GetEnv& getenv);
 
 /// Checks a rendezvous given by flags or the environment: world_size ≥ 1, rank in
-/// [0, world_size), port in 1–65535 (or 0 on rank 0: any free port), a positive timeout.
+/// [0, world_size), port in 1–65535 (or 0 on rank 0: any free port), a timeout of at least
+/// kMinTimeoutS.
 /// Throws DistError.
 void check_rendezvous(const Rendezvous& rendezvous);
 

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <string>
 
@@ -64,6 +65,19 @@ TEST(EnvRendezvous, RefusesMalformedAndOutOfRangeValuesNamingThem) {
   Environment bad_port = job("0", "2");
   bad_port["MASTER_PORT"] = "70000";
   EXPECT_THAT(message(bad_port), HasSubstr("MASTER_PORT='70000' is not an integer from 1 to 65535"));
+}
+
+TEST(CheckRendezvous, RefusesATimeoutShorterThanTheStoreCanCount) {
+  Rendezvous job;
+  job.timeout = std::chrono::milliseconds(900);
+  try {
+    check_rendezvous(job);
+    FAIL() << "a 900 ms timeout was accepted";
+  } catch (const DistError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("The distributed timeout must be at least 1 s, but is 900 ms"));
+  }
+  job.timeout = std::chrono::seconds(kMinTimeoutS);
+  EXPECT_NO_THROW(check_rendezvous(job));
 }
 
 }  // namespace
