@@ -25,6 +25,7 @@
 #include "harness/data/synthetic_dataset.h"
 #include "harness/data/worker/status_check.h"
 #include "harness/data/worker/worker_pool.h"
+#include "harness/trace/event_log.h"
 #include "tests/support/fault_dataset.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/process_census.h"
@@ -33,9 +34,8 @@ namespace dlreset::data {
 namespace {
 
 using ::dlreset::testing::FaultDatasetOptions;
-using ::dlreset::testing::monotonic_seconds;
-using ::dlreset::testing::TempDir;
 using ::dlreset::testing::ProcessCensus;
+using ::dlreset::testing::TempDir;
 using ::dlreset::testing::fault_loader;
 using ::dlreset::testing::synthetic_loader;
 using ::testing::HasSubstr;
@@ -430,7 +430,7 @@ void expect_death_seen_while_the_grandchild_lives(StartMethod method, FaultDatas
       }
       FAIL() << "the crash went unnoticed";
     } catch (const WorkerDiedError& e) {
-      const double reported_s = monotonic_seconds();
+      const double reported_s = trace::monotonic_now_s();
       EXPECT_EQ(e.worker_id(), 1);
       EXPECT_EQ(e.pid(), pids[1]);
       EXPECT_EQ(e.signal(), SIGKILL);

@@ -5,7 +5,6 @@
 
 #include <csignal>
 #include <cstdlib>
-#include <ctime>
 #include <fstream>
 #include <stdexcept>
 
@@ -13,6 +12,7 @@
 #include "harness/data/splitmix64.h"
 #include "harness/data/worker/worker_info.h"
 #include "harness/data/worker/worker_loop.h"
+#include "harness/trace/event_log.h"
 
 namespace dlreset::testing {
 
@@ -46,7 +46,7 @@ std::int64_t FaultDataset::get(std::int64_t index, float* features) {
       ::sleep(static_cast<unsigned>(faults_.fork_before_crash_s));
       ::_exit(0);
     }
-    if (!faults_.crash_stamp_path.empty()) std::ofstream(faults_.crash_stamp_path) << std::to_string(monotonic_seconds());
+    if (!faults_.crash_stamp_path.empty()) std::ofstream(faults_.crash_stamp_path) << std::to_string(trace::monotonic_now_s());
     ::kill(::getpid(), SIGKILL);
   }
   if (index == faults_.stall_at) {
@@ -68,12 +68,6 @@ std::int64_t FaultDataset::get(std::int64_t index, float* features) {
                              " ended because the worker was told to stop");
   }
   return label;
-}
-
-double monotonic_seconds() {
-  timespec now{};
-  ::clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
 std::unique_ptr<data::Dataset> FaultDataset::clone() const {

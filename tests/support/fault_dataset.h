@@ -33,8 +33,8 @@ struct FaultDatasetOptions {
   /// Seconds that a process forked (without exec) just before crash_at's SIGKILL sleeps, off at
   /// 0. It holds every descriptor the worker had, its channel too: close-on-exec needs an exec.
   int fork_before_crash_s = 0;
-  /// Where crash_at writes, just before its SIGKILL, the CLOCK_MONOTONIC time in seconds (which
-  /// every process of the machine shares), so that a test can time the death's report from
+  /// Where crash_at writes, just before its SIGKILL, `trace::monotonic_now_s()` (CLOCK_MONOTONIC,
+  /// which every process of the machine shares), so that a test can time the death's report from
   /// the death itself rather than from a start-up it does not control. Empty: nothing written.
   std::string crash_stamp_path;
   /// Extra work for sample i, in pseudo-random draws: sample_work[i % sample_work.size()]
@@ -60,9 +60,6 @@ class FaultDataset : public data::SyntheticDataset {
   /// The extra work's result, kept so that it cannot be optimized away.
   double work_checksum_ = 0.0;
 };
-
-/// CLOCK_MONOTONIC in seconds: the clock of FaultDatasetOptions::crash_stamp_path.
-double monotonic_seconds();
 
 /// A loader over a FaultDataset of `size` samples.
 std::shared_ptr<data::DataLoader> fault_loader(std::int64_t size, data::DataLoaderOptions options,
