@@ -26,6 +26,9 @@ class BatchSampler {
         : sampler_(sampler), batch_size_(batch_size), drop_last_(drop_last) {}
     /// The next batch of indices, or nullopt at the end of the epoch.
     std::optional<std::vector<std::int64_t>> next();
+    /// The same into `batch`, reusing its buffer, so that a loader's steady state allocates no
+    /// index list per batch; false (and `batch` untouched) at the end of the epoch.
+    bool next(std::vector<std::int64_t>& batch);
 
    private:
     Sampler* sampler_ = nullptr;

@@ -3,7 +3,9 @@
 #include <ATen/Context.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
+#include <c10/util/SmallVector.h>
 
+#include <array>
 #include <cstring>
 #include <type_traits>
 
@@ -43,9 +45,11 @@ PinMemoryFunction pin_memory_function(bool pin_memory, const PinMemoryFunction& 
 }
 
 Batch collate(RawBatch&& raw, bool pin_memory) {
-  std::vector<std::int64_t> input_shape = {raw.size()};
-  input_shape.insert(input_shape.end(), raw.sample_shape.begin(), raw.sample_shape.end());
-  const std::vector<std::int64_t> target_shape = {raw.size()};
+  // On the stack for up to four sample dimensions (an image's are three): a batch allocates
+  // nothing here beyond what its tensors need.
+  c10::SmallVector<std::int64_t, 5> input_shape = {raw.size()};
+  input_shape.append(raw.sample_shape.begin(), raw.sample_shape.end());
+  const std::array<std::int64_t, 1> target_shape = {raw.size()};
   Batch batch;
   if (pin_memory && can_pin_memory()) {
     batch.inputs = pinned_copy(raw.features, input_shape, at::kFloat);

@@ -9,7 +9,7 @@ RawBatch fetch_batch(Dataset& dataset, const std::vector<std::int64_t>& indices,
                      std::shared_ptr<BlockSource> features_from) {
   RawBatch batch;
   batch.sample_shape = dataset.sample_shape();
-  const std::int64_t numel = dataset.sample_numel();
+  const std::int64_t numel = shape_numel(batch.sample_shape);
   batch.indices = indices;
   batch.labels.resize(indices.size());
   batch.features = FeatureBuffer(indices.size() * static_cast<std::size_t>(numel),

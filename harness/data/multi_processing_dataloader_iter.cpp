@@ -35,7 +35,8 @@ MultiProcessingDataLoaderIter::MultiProcessingDataLoaderIter(std::shared_ptr<Loa
       num_workers_(state_->options.num_workers),
       prefetch_factor_(state_->options.prefetch_factor),
       persistent_workers_(state_->options.persistent_workers),
-      timeout_s_(state_->options.timeout_s) {
+      timeout_s_(state_->options.timeout_s),
+      held_results_(static_cast<std::size_t>(prefetch_factor_ * num_workers_)) {
   const DataLoaderOptions& options = state_->options;
   std::vector<WorkerLaunch> launches;
   for (int id = 0; id < num_workers_; ++id) {
@@ -77,7 +78,7 @@ void MultiProcessingDataLoaderIter::reset(bool first_iter) {
   BaseDataLoaderIter::reset(first_iter);
   send_idx_ = 0;
   rcvd_idx_ = 0;
-  task_info_.clear();
+  for (std::optional<WorkerResult>& held : held_results_) held.reset();
   tasks_outstanding_ = 0;
   worker_queue_idx_ = 0;
   if (!first_iter) {
@@ -94,9 +95,12 @@ void MultiProcessingDataLoaderIter::reset(bool first_iter) {
   for (int i = 0; i < prefetch_factor_ * num_workers_; ++i) try_put_index();
 }
 
+std::optional<WorkerResult>& MultiProcessingDataLoaderIter::held_result(std::int64_t send_idx) {
+  return held_results_[static_cast<std::size_t>(send_idx % static_cast<std::int64_t>(held_results_.size()))];
+}
+
 void MultiProcessingDataLoaderIter::try_put_index() {
-  std::optional<std::vector<std::int64_t>> index = next_index();
-  if (!index) return;
+  if (!next_index(task_.indices)) return;
   if (tasks_outstanding_ >= prefetch_factor_ * num_workers_) {
     throw std::logic_error("DataLoader iterator of loader '" + state_->options.name + "' would have " +
                            std::to_string(tasks_outstanding_ + 1) + " index batches in flight, more than " +
@@ -105,20 +109,17 @@ void MultiProcessingDataLoaderIter::try_put_index() {
   }
   const int worker_id = worker_queue_idx_;
   worker_queue_idx_ = (worker_queue_idx_ + 1) % num_workers_;
-  Message task;
-  task.type = MessageType::task;
-  task.worker_id = worker_id;
-  task.send_idx = send_idx_;
-  task.indices = std::move(*index);
-  put(worker_id, std::move(task));
-  task_info_[send_idx_] = TaskInfo{std::nullopt};
+  task_.type = MessageType::task;
+  task_.worker_id = worker_id;
+  task_.send_idx = send_idx_;
+  put(worker_id, task_);
   ++tasks_outstanding_;
   ++send_idx_;
 }
 
-void MultiProcessingDataLoaderIter::put(int worker_id, Message message) {
+void MultiProcessingDataLoaderIter::put(int worker_id, const Message& message) {
   if (pin_memory_thread_) {
-    pin_memory_thread_->send(worker_id, std::move(message));
+    pin_memory_thread_->send(worker_id, message);
   } else {
     pool_->send(worker_id, message);
   }
@@ -180,10 +181,10 @@ std::optional<WorkerResult> MultiProcessingDataLoaderIter::next_result() {
                             "' was asked for a batch after its workers were shut down. Ask the "
                             "DataLoader for a new iterator.");
     }
-    auto info = task_info_.find(rcvd_idx_);
-    if (info != task_info_.end() && info->second.result) {
-      WorkerResult result = std::move(*info->second.result);
-      task_info_.erase(info);
+    std::optional<WorkerResult>& held = held_result(rcvd_idx_);
+    if (held) {
+      WorkerResult result = std::move(*held);
+      held.reset();
       return process_data(std::move(result));
     }
     WorkerResult result = get_data();
@@ -191,13 +192,14 @@ std::optional<WorkerResult> MultiProcessingDataLoaderIter::next_result() {
     if (type != MessageType::batch && type != MessageType::error) continue;
     --tasks_outstanding_;
     if (result.message.send_idx != rcvd_idx_) {
+      const std::int64_t send_idx = result.message.send_idx;
+      // No task of this epoch has that index: nobody will ask for it.
+      if (send_idx < rcvd_idx_ || send_idx >= send_idx_) continue;
       // Came back early: keep it until its turn.
       ++results_held_for_their_turn_;
-      const std::int64_t send_idx = result.message.send_idx;
-      task_info_[send_idx].result = std::move(result);
+      held_result(send_idx) = std::move(result);
       continue;
     }
-    task_info_.erase(rcvd_idx_);
     return process_data(std::move(result));
   }
 }

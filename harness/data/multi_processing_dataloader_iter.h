@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -64,19 +63,14 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   std::optional<Batch> next_batch() override;
 
  private:
-  /// What PyTorch keeps in _task_info: once a task's result arrived out of order, the result.
-  /// (PyTorch also keeps the worker, to skip tasks of a worker it has given up on; dlreset
-  /// never gives up on one: a dead worker ends the epoch with an error.)
-  struct TaskInfo {
-    std::optional<WorkerResult> result;
-  };
-
   /// `_next_data` up to the result: the next batch's, in order, or nullopt at the end.
   std::optional<WorkerResult> next_result();
   /// `_try_put_index`: send the next index batch, if any, to the next worker in turn.
   void try_put_index();
   /// `index_queue.put`: straight to the pool, or through the pin-memory thread while it runs.
-  void put(int worker_id, Message message);
+  void put(int worker_id, const Message& message);
+  /// Where the result of task `send_idx` waits for its turn.
+  std::optional<WorkerResult>& held_result(std::int64_t send_idx);
   /// `_get_data`: the next result from any worker (through the pin-memory thread, where there
   /// is one), honouring the timeout.
   WorkerResult get_data();
@@ -92,7 +86,15 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   double timeout_s_;
   std::int64_t send_idx_ = 0;  ///< Next task's index.
   std::int64_t rcvd_idx_ = 0;  ///< Next index to hand out.
-  std::map<std::int64_t, TaskInfo> task_info_;
+  /// What PyTorch keeps in _task_info that dlreset needs: a result that arrived before its
+  /// turn, at its send_idx modulo prefetch_factor × num_workers. Index batches pending
+  /// (send_idx_ - rcvd_idx_) never exceed that, so no two held results share a place, and a
+  /// ring allocates nothing per batch where a map allocated a node. (PyTorch also keeps each
+  /// task's worker, to skip tasks of a worker it has given up on; dlreset never gives up on one:
+  /// a dead worker ends the epoch with an error.)
+  std::vector<std::optional<WorkerResult>> held_results_;
+  /// The next task, kept so that its indices reuse their buffer from batch to batch.
+  Message task_;
   /// `_tasks_outstanding`: index batches sent whose result has not come back. PyTorch asserts
   /// it stays below prefetch_factor × num_workers before each send; so does try_put_index.
   int tasks_outstanding_ = 0;

@@ -23,7 +23,13 @@ std::int64_t BatchSampler::size() const {
 }
 
 std::optional<std::vector<std::int64_t>> BatchSampler::Iterator::next() {
-  if (sampler_ == nullptr) return std::nullopt;
+  std::vector<std::int64_t> batch;
+  if (!next(batch)) return std::nullopt;
+  return batch;
+}
+
+bool BatchSampler::Iterator::next(std::vector<std::int64_t>& batch) {
+  if (sampler_ == nullptr) return false;
   if (!drawn_) {
     order_ = sampler_->epoch_order();
     drawn_ = true;
@@ -36,12 +42,12 @@ std::optional<std::vector<std::int64_t>> BatchSampler::Iterator::next() {
     exhausted_ = true;
     sampler_->on_exhausted();
   }
-  if (left == 0 || (drop_last_ && left < want)) return std::nullopt;
+  if (left == 0 || (drop_last_ && left < want)) return false;
   const std::size_t take = std::min(left, want);
-  std::vector<std::int64_t> batch(order_.begin() + static_cast<std::ptrdiff_t>(position_),
-                                  order_.begin() + static_cast<std::ptrdiff_t>(position_ + take));
+  batch.assign(order_.begin() + static_cast<std::ptrdiff_t>(position_),
+               order_.begin() + static_cast<std::ptrdiff_t>(position_ + take));
   position_ += take;
-  return batch;
+  return true;
 }
 
 }  // namespace dlreset::data

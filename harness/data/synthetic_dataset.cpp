@@ -44,7 +44,8 @@ std::int64_t SyntheticDataset::get(std::int64_t index, float* features) {
                             " samples");
   }
   load();
-  const std::int64_t numel = sample_numel();
+  // From the options, not sample_numel(): that builds the shape, one allocation a sample.
+  const std::int64_t numel = shape_numel(options_.sample_shape);
   features[0] = static_cast<float>(index);
   features[1] = static_cast<float>(options_.marker);
   for (std::int64_t j = 2; j < numel; ++j) {

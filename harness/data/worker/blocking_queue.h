@@ -3,14 +3,16 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 namespace dlreset::data::detail {
 
 /// The thread back-end's stand-in for a multiprocessing.Queue (like LibTorch's
-/// torch/data/detail/queue.h, plus a timed pop for the DataLoader's timeout).
+/// torch/data/detail/queue.h, plus a timed pop for the DataLoader's timeout). Its items lie in
+/// one buffer that keeps its capacity, where a deque of messages took a new block every second
+/// push: the steady state of a loader allocates nothing here.
 template <typename T>
 class BlockingQueue {
  public:
@@ -24,7 +26,7 @@ class BlockingQueue {
 
   T pop() {
     std::unique_lock<std::mutex> lock(mutex_);
-    ready_.wait(lock, [this] { return !items_.empty(); });
+    ready_.wait(lock, [this] { return !empty(); });
     return take(lock);
   }
 
@@ -33,10 +35,10 @@ class BlockingQueue {
   template <typename Rep, typename Period>
   std::optional<T> pop_for(std::chrono::duration<Rep, Period> timeout, bool* woken = nullptr) {
     std::unique_lock<std::mutex> lock(mutex_);
-    ready_.wait_for(lock, timeout, [this] { return !items_.empty() || woken_; });
+    ready_.wait_for(lock, timeout, [this] { return !empty() || woken_; });
     if (woken) *woken = woken_;
     woken_ = false;
-    if (items_.empty()) return std::nullopt;
+    if (empty()) return std::nullopt;
     return take(lock);
   }
 
@@ -50,15 +52,28 @@ class BlockingQueue {
   }
 
  private:
+  bool empty() const { return front_ == items_.size(); }
+
   T take(std::unique_lock<std::mutex>&) {
-    T value = std::move(items_.front());
-    items_.pop_front();
+    T value = std::move(items_[front_]);
+    ++front_;
+    if (empty()) {
+      items_.clear();
+      front_ = 0;
+    } else if (front_ >= kCompactAfter && 2 * front_ >= items_.size()) {
+      // A queue that never quite empties: move the waiting items to the front, so the buffer
+      // stays about twice the longest queue instead of growing with every push.
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(front_));
+      front_ = 0;
+    }
     return value;
   }
 
+  static constexpr std::size_t kCompactAfter = 16;
   std::mutex mutex_;
   std::condition_variable ready_;
-  std::deque<T> items_;
+  std::vector<T> items_;
+  std::size_t front_ = 0;  ///< The oldest item; those before it were taken.
   bool woken_ = false;
 };
 

@@ -188,7 +188,8 @@ void ProcessWorkerPool::send(int worker_id, const Message& message) {
     send_reading(worker, message, Clock::time_point::max());
     return;
   }
-  Message task = message;
+  Message& task = worker.task;
+  task = message;
   task.slot = worker.slots->acquire();
   if (task.slot < 0) ++batches_without_a_slot_;  // the consumer holds them all: inline
   bool sent = false;
@@ -202,14 +203,23 @@ void ProcessWorkerPool::send(int worker_id, const Message& message) {
 }
 
 bool ProcessWorkerPool::send_reading(Worker& worker, const Message& message, Clock::time_point deadline) {
-  const bool interruptible = deadline == Clock::time_point::max();
-  bool interrupted = false;
-  const bool sent = worker.channel.send(message, [this, &worker, deadline, interruptible, &interrupted] {
+  // What the wait below needs, behind one reference: a callable of two pointers is kept inside
+  // the std::function, where five captures made it allocate at every send.
+  struct RoomWait {
+    Worker& worker;
+    Clock::time_point deadline;
+    bool interruptible;
+    bool interrupted;
+  } room{worker, deadline, deadline == Clock::time_point::max(), false};
+  const bool sent = worker.channel.send(message, [this, &room] {
+    Worker& worker = room.worker;
+    const Clock::time_point deadline = room.deadline;
+    const bool interruptible = room.interruptible;
     while (true) {
       // A worker hung in its dataset never makes room: only the interrupt ends this wait, or
       // cancel_sends() when another thread is stopping the one that sends.
       if (interruptible && (interrupt_requested() != 0 || sends_cancelled_.load())) {
-        interrupted = true;
+        room.interrupted = true;
         return false;
       }
       const int left_ms = interruptible ? static_cast<int>(kInterruptCheckInterval.count())
@@ -223,7 +233,7 @@ bool ProcessWorkerPool::send_reading(Worker& worker, const Message& message, Clo
       if (!interruptible && milliseconds_left(deadline) == 0) return false;
     }
   });
-  if (interrupted) {
+  if (room.interrupted) {
     // The rest of the frame can never follow, and the worker would read the next message as
     // its tail: nothing more goes over this channel.
     worker.channel.close();
@@ -264,9 +274,13 @@ void ProcessWorkerPool::take_from_slot(Worker& worker, Message& message) {
   const auto samples = static_cast<std::size_t>(layout.samples);
   message.batch.indices.assign(indices, indices + samples);
   message.batch.labels.assign(labels, labels + samples);
-  message.batch.features = FeatureBuffer(samples * static_cast<std::size_t>(numel),
-                                         FeatureBuffer::allocator_type(
-                                             worker.slots->features_block(message.slot, layout)));
+  const std::size_t features = samples * static_cast<std::size_t>(numel);
+  if (features == 0) {
+    worker.slots->release(message.slot);  // an empty buffer takes no block that could free it
+  } else {
+    message.batch.features =
+        FeatureBuffer(features, FeatureBuffer::allocator_type(worker.slots->features_block(message.slot, layout)));
+  }
   ++batches_in_slots_;
 }
 

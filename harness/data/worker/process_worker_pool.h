@@ -59,6 +59,9 @@ class ProcessWorkerPool : public WorkerPool {
     bool cut_off = false;
     bool reaped = false;
     int wait_status = 0;
+    /// The task being sent, with its slot filled in: a copy kept from batch to batch, so that
+    /// copying the next one into it reuses its buffers instead of allocating.
+    Message task;
   };
 
   /// Pops the next buffered data message of worker `w`, handing lifecycle reports on, with its

@@ -97,7 +97,13 @@ const char* to_string(MessageType type) {
 
 EncodedFrame encode_frame(const Message& message) {
   EncodedFrame frame;
+  encode_frame(message, frame);
+  return frame;
+}
+
+void encode_frame(const Message& message, EncodedFrame& frame) {
   std::vector<std::uint8_t>& out = frame.head;
+  out.clear();
   out.reserve(kHeaderSize + 128 + message.indices.size() * 8 + message.batch.indices.size() * 16 +
               message.text.size() + message.error_type.size());
   Writer writer(out);
@@ -122,7 +128,6 @@ EncodedFrame encode_frame(const Message& message) {
   std::memcpy(out.data() + 8, &head, sizeof head);
   frame.features = message.batch.features.data();
   frame.features_bytes = message.batch.features.size() * sizeof(float);
-  return frame;
 }
 
 std::vector<std::uint8_t> encode(const Message& message) {

@@ -72,6 +72,8 @@ struct EncodedFrame {
 };
 
 EncodedFrame encode_frame(const Message& message);
+/// The same into `frame`, whose head buffer is reused: a channel encodes every message into one.
+void encode_frame(const Message& message, EncodedFrame& frame);
 /// The whole frame in one buffer (tests and tools; the socket sends EncodedFrame's two parts).
 std::vector<std::uint8_t> encode(const Message& message);
 

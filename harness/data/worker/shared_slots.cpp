@@ -12,17 +12,19 @@
 
 namespace dlreset::data {
 
-namespace {
-
-/// The features of one batch in one slot. Handed to the FeatureBuffer that adopts them: its
-/// one allocation is the slot's features, and giving that back frees the slot. Anything else
-/// asked of it (a copy of the buffer) comes from the heap.
-class SlotFeatures : public BlockSource {
+/// The features of the batch in one slot, as the block of the FeatureBuffer that adopts them:
+/// its one allocation is the slot's features, and giving that back frees the slot. Anything
+/// else asked of it (a copy of the buffer) comes from the heap. One per slot, made with the
+/// slots and set anew for each batch: handing a batch out allocates nothing.
+class SharedSlots::SlotFeatures : public BlockSource {
  public:
-  SlotFeatures(std::shared_ptr<SharedSlots> slots, int index, void* features, std::size_t bytes)
-      : slots_(std::move(slots)), index_(index), features_(features), bytes_(bytes) {}
-  ~SlotFeatures() override {
-    if (!handed_out_) slots_->release(index_);  // never adopted: free the slot anyway
+  SlotFeatures(SharedSlots* slots, int index) : slots_(slots), index_(index) {}
+
+  /// A new batch's features: called once the slot is this batch's, before the buffer adopts it.
+  void hand_over(void* features, std::size_t bytes) {
+    features_ = features;
+    bytes_ = bytes;
+    handed_out_ = false;
   }
 
   void* allocate(std::size_t bytes) override {
@@ -34,19 +36,21 @@ class SlotFeatures : public BlockSource {
   }
   void deallocate(void* block, std::size_t bytes) noexcept override {
     if (block == features_) {
-      slots_->release(index_);
+      slots_->release(index_);  // the last touch: the slot may be handed out again at once
     } else {
       ::operator delete(block, bytes);
     }
   }
 
  private:
-  std::shared_ptr<SharedSlots> slots_;
+  SharedSlots* slots_;
   int index_;
-  void* features_;
-  std::size_t bytes_;
+  void* features_ = nullptr;
+  std::size_t bytes_ = 0;
   bool handed_out_ = false;
 };
+
+namespace {
 
 [[noreturn]] void fail(const std::string& loader, const std::string& what, std::size_t bytes) {
   throw DataLoaderError("Cannot set up the shared memory of a DataLoader worker of loader '" + loader +
@@ -62,6 +66,8 @@ SharedSlots::SharedSlots(int fd, void* base, int count, std::size_t slot_bytes, 
   free_.reserve(static_cast<std::size_t>(count));
   // Slot 0 on top: the first batches all go to the same few slots.
   for (int i = count - 1; i >= 0; --i) free_.push_back(i);
+  features_.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) features_.push_back(std::make_unique<SlotFeatures>(this, i));
 }
 
 std::shared_ptr<SharedSlots> SharedSlots::create(int count, std::size_t slot_bytes, const std::string& loader) {
@@ -126,8 +132,10 @@ int SharedSlots::in_use() const {
 }
 
 std::shared_ptr<BlockSource> SharedSlots::features_block(int index, const SlotLayout& layout) {
-  return std::make_shared<SlotFeatures>(shared_from_this(), index, slot(index) + layout.features_offset(),
-                                        layout.bytes() - layout.features_offset());
+  SlotFeatures& features = *features_[static_cast<std::size_t>(index)];
+  features.hand_over(slot(index) + layout.features_offset(), layout.bytes() - layout.features_offset());
+  // Shares the ownership of these slots, so the mapping outlives the buffer; no allocation.
+  return std::shared_ptr<BlockSource>(shared_from_this(), &features);
 }
 
 }  // namespace dlreset::data

@@ -61,11 +61,14 @@ class SharedSlots : public std::enable_shared_from_this<SharedSlots> {
   void release(int index) noexcept;
   /// Slots handed out and not yet freed.
   int in_use() const;
-  /// The features of the batch in slot `index`, as the block of a FeatureBuffer: giving the
-  /// block back frees the slot. The source keeps this mapping alive as long as the buffer.
+  /// The features of the batch in slot `index`, as the block of a FeatureBuffer, which must
+  /// take it (allocate a non-empty buffer from it) before the slot is handed out again: giving
+  /// the block back frees the slot. The source keeps this mapping alive as long as the buffer.
   std::shared_ptr<BlockSource> features_block(int index, const SlotLayout& layout);
 
  private:
+  class SlotFeatures;
+
   SharedSlots(int fd, void* base, int count, std::size_t slot_bytes, bool owner);
 
   int fd_;
@@ -75,6 +78,7 @@ class SharedSlots : public std::enable_shared_from_this<SharedSlots> {
   bool owner_;  ///< The main process's object: registers and closes its descriptor.
   mutable std::mutex mutex_;
   std::vector<int> free_;  ///< Capacity `count`, so release() never allocates.
+  std::vector<std::unique_ptr<SlotFeatures>> features_;  ///< One per slot.
 };
 
 }  // namespace dlreset::data

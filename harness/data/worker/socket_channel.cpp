@@ -32,7 +32,8 @@ SocketChannel& SocketChannel::operator=(SocketChannel&& other) noexcept {
 
 bool SocketChannel::send(const Message& message, const WaitForRoom& wait_for_room) {
   if (fd_ < 0) return false;
-  EncodedFrame frame = encode_frame(message);
+  encode_frame(message, frame_);
+  EncodedFrame& frame = frame_;
   iovec parts[2] = {{frame.head.data(), frame.head.size()},
                     {const_cast<float*>(frame.features), frame.features_bytes}};
   iovec* part = parts;

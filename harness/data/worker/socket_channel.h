@@ -54,6 +54,8 @@ class SocketChannel {
   bool eof_ = false;
   bool parent_only_ = false;
   FrameDecoder decoder_;
+  /// The frame being sent; its head buffer is kept for the next one.
+  EncodedFrame frame_;
 };
 
 }  // namespace dlreset::data

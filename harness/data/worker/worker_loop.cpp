@@ -31,16 +31,19 @@ Message lifecycle(MessageType type, const WorkerConfig& config, pid_t pid) {
 /// and tells the main process where it lies; otherwise into the reply itself.
 void fetch_for(WorkerEndpoint& endpoint, Dataset& dataset, const Message& task, Message& reply) {
   const SlotSpan slot = task.slot >= 0 ? endpoint.shared_slot(task.slot) : SlotSpan{};
-  const SlotLayout layout{static_cast<std::int64_t>(task.indices.size()), dataset.sample_numel()};
-  if (slot.data == nullptr || layout.bytes() > slot.bytes) {
-    reply.batch = fetch_batch(dataset, task.indices, endpoint.feature_source());
-    return;
+  if (slot.data != nullptr) {
+    // The shape is built once a batch (it is a vector), and only where a slot may take it.
+    reply.batch.sample_shape = dataset.sample_shape();
+    const SlotLayout layout{static_cast<std::int64_t>(task.indices.size()), shape_numel(reply.batch.sample_shape)};
+    if (layout.bytes() <= slot.bytes) {
+      fetch_batch_into(dataset, task.indices, reinterpret_cast<std::int64_t*>(slot.data),
+                       reinterpret_cast<std::int64_t*>(slot.data + layout.labels_offset()),
+                       reinterpret_cast<float*>(slot.data + layout.features_offset()));
+      reply.slot_samples = layout.samples;
+      return;
+    }
   }
-  fetch_batch_into(dataset, task.indices, reinterpret_cast<std::int64_t*>(slot.data),
-                   reinterpret_cast<std::int64_t*>(slot.data + layout.labels_offset()),
-                   reinterpret_cast<float*>(slot.data + layout.features_offset()));
-  reply.batch.sample_shape = dataset.sample_shape();
-  reply.slot_samples = layout.samples;
+  reply.batch = fetch_batch(dataset, task.indices, endpoint.feature_source());
 }
 
 /// Per thread, like the worker info: each thread worker has its own endpoint.

@@ -1,0 +1,122 @@
+// Counts what the main process allocates from the heap per batch once a loader is in its steady
+// state, on every back-end.
+#include <ATen/ops/from_blob.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <optional>
+#include <vector>
+
+#include "harness/data/data_loader.h"
+#include "tests/support/fixtures.h"
+
+namespace {
+
+/// Every operator new of this program, on any thread: the main thread's and, with the thread
+/// back-end, its workers'. Replacing the global operator new is why this suite is a program of
+/// its own. Process workers count in their own copies, which nobody reads: the figure is the
+/// main process's.
+std::atomic<std::int64_t> allocations{0};
+
+void* counted_allocation(std::size_t bytes) {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* block = std::malloc(bytes == 0 ? 1 : bytes)) return block;
+  throw std::bad_alloc();
+}
+
+}  // namespace
+
+void* operator new(std::size_t bytes) { return counted_allocation(bytes); }
+void* operator new[](std::size_t bytes) { return counted_allocation(bytes); }
+void operator delete(void* block) noexcept { std::free(block); }
+void operator delete[](void* block) noexcept { std::free(block); }
+void operator delete(void* block, std::size_t) noexcept { std::free(block); }
+void operator delete[](void* block, std::size_t) noexcept { std::free(block); }
+
+namespace dlreset::data {
+namespace {
+
+constexpr std::int64_t kBatchSize = 64;
+constexpr int kBatchesCounted = 200;
+
+/// What LibTorch itself allocates to wrap one batch's two buffers as tensors the way collate
+/// does (from_blob with a deleter): its TensorImpl, StorageImpl, sizes and deleter context.
+/// Any loader pays this, PyTorch's included; the count comes from this LibTorch, not a guess.
+std::int64_t tensor_allocations_per_batch() {
+  std::vector<float> features(kBatchSize * 784);
+  std::vector<std::int64_t> labels(kBatchSize);
+  const std::int64_t before = allocations.load();
+  {
+    at::Tensor inputs = at::from_blob(features.data(), {kBatchSize, 1, 28, 28}, [](void*) {},
+                                      at::TensorOptions().dtype(at::kFloat));
+    at::Tensor targets = at::from_blob(labels.data(), {kBatchSize}, [](void*) {},
+                                       at::TensorOptions().dtype(at::kLong));
+  }
+  return allocations.load() - before;
+}
+
+/// Allocations over kBatchesCounted batches of the second epoch of a persistent loader, after
+/// its first 20: each batch is kept until the next one arrives, as a training step keeps it,
+/// so freed batches come back to the pools and slots as they do in a fit.
+std::int64_t allocations_over_batches(StartMethod method) {
+  DataLoaderOptions options;
+  options.batch_size = kBatchSize;
+  options.num_workers = 2;
+  options.persistent_workers = true;
+  options.shuffle = true;
+  options.start_method = method;
+  SyntheticDatasetOptions images;
+  images.sample_shape = {1, 28, 28};
+  auto loader = testing::synthetic_loader(kBatchSize * (kBatchesCounted + 40), options, images);
+  testing::run_epoch(*loader);
+  auto it = loader->iter();
+  std::optional<Batch> batch;
+  for (int i = 0; i < 20; ++i) batch = it->next();
+  const std::int64_t before = allocations.load();
+  for (int i = 0; i < kBatchesCounted; ++i) {
+    batch.reset();
+    batch = it->next();
+    EXPECT_TRUE(batch.has_value());
+  }
+  return allocations.load() - before;
+}
+
+class SteadyState : public ::testing::TestWithParam<StartMethod> {};
+
+/// The loader's own allocations per batch, beyond the tensors': the batch's index list that the
+/// consumer keeps (Batch::indices), its label list and the two owners that hand the label and
+/// feature buffers to their tensors; then per back-end: a process worker's batch brings its
+/// sample shape in its message, a thread worker's task is copied into its queue and its fetch
+/// builds the sample shape. Features come from slots and pools, and task messages, the poll set,
+/// the held results and the frame being sent reuse their buffers. Before this count existed a
+/// batch cost 14 (fork, spawn) and 78 (thread, with this synthetic dataset).
+std::int64_t own_allocations_per_batch(StartMethod method) {
+  constexpr std::int64_t kEveryBackEnd = 4;
+  return kEveryBackEnd + (method == StartMethod::thread ? 2 : 1);
+}
+
+/// Allocations that happen now and then, not per batch: a buffer that grows once more to its
+/// steady size (the messages a channel decoded in one read), or a batch that comes in its
+/// message because the consumer held every slot of its worker at that moment. A tenth of one
+/// per batch: one more allocation per batch exceeds it twentyfold.
+constexpr std::int64_t kOccasional = kBatchesCounted / 10;
+
+TEST_P(SteadyState, AllocatesPerBatchOnlyWhatItsTensorsAndIndexListsNeed) {
+  const std::int64_t tensors = tensor_allocations_per_batch();
+  ASSERT_GT(tensors, 0) << "from_blob allocated nothing: the counting operator new is not in use";
+  const std::int64_t counted = allocations_over_batches(GetParam());
+  const double per_batch = static_cast<double>(counted) / kBatchesCounted;
+  RecordProperty("allocations_per_batch", std::to_string(per_batch));
+  EXPECT_LE(counted, kBatchesCounted * (tensors + own_allocations_per_batch(GetParam())) + kOccasional)
+      << per_batch << " allocations a batch, of which LibTorch's tensors take " << tensors;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, SteadyState,
+                         ::testing::Values(StartMethod::thread, StartMethod::fork, StartMethod::spawn),
+                         testing::start_method_name);
+
+}  // namespace
+}  // namespace dlreset::data
