@@ -5,11 +5,19 @@
 #include <torch/data/datasets/mnist.h>
 #include <torch/data/transforms/stack.h>
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <fstream>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -208,14 +216,117 @@ void BM_LibTorchLoaderEpoch(benchmark::State& state, DecompressedFashionMnist& f
   state.SetLabel("libtorch threads, " + std::to_string(workers) + " workers, batch " + std::to_string(batch_size));
 }
 
+/// When one process's workers are up, and when they are shut down again (steady clock, which
+/// all processes of this machine share).
+struct StartupTimes {
+  double started_s = NAN;
+  double shut_down_s = NAN;
+};
+
+double steady_now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// What one rank does at 1.5.0's epoch start: a new iterator, whose W new workers each load the
+/// dataset and deliver their first batch; then that iterator's shutdown.
+StartupTimes start_and_stop(data::DataLoader& loader, int workers) {
+  StartupTimes times;
+  auto it = loader.iter();
+  // Batches are handed out round-robin: batch w comes from worker w.
+  for (int w = 0; w < workers; ++w) benchmark::DoNotOptimize(it->next());
+  times.started_s = steady_now_s();
+  // The shutdown is timed apart: a re-spawn pays both, the old workers' shutdown and the new
+  // ones' start.
+  it.reset();
+  times.shut_down_s = steady_now_s();
+  return times;
+}
+
+/// The other ranks of one repetition: `count` forked copies of this process, each holding its own
+/// copy of `loader`, as each rank of a DDP job builds its own. Each waits for the word to go,
+/// starts and stops its loader's workers, and reports its times. A fork, not a new program:
+/// the copies run only the data layer, as fork workers do, and the ranks of a job are processes
+/// as large as this one.
+class ForkedRanks {
+ public:
+  ForkedRanks(int count, data::DataLoader& loader, int workers) {
+    if (::pipe2(go_.data(), O_CLOEXEC) != 0 || ::pipe2(times_.data(), O_CLOEXEC) != 0) {
+      throw std::runtime_error("pipe2 failed for the forked ranks of BM_WorkerStartup");
+    }
+    for (int rank = 1; rank <= count; ++rank) {
+      const pid_t pid = ::fork();
+      if (pid < 0) throw std::runtime_error("fork failed for a rank of BM_WorkerStartup");
+      if (pid == 0) run_rank(loader, workers);
+      pids_.push_back(pid);
+    }
+    ::close(go_[0]);
+    ::close(times_[1]);
+  }
+  ~ForkedRanks() {
+    ::close(go_[1]);  // a rank still waiting for the word reads end of file and leaves
+    ::close(times_[0]);
+    for (const pid_t pid : pids_) {
+      int status = 0;
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+  ForkedRanks(const ForkedRanks&) = delete;
+  ForkedRanks& operator=(const ForkedRanks&) = delete;
+
+  /// Every rank at once.
+  void go() {
+    const std::string word(pids_.size(), 'g');
+    if (::write(go_[1], word.data(), word.size()) != static_cast<ssize_t>(word.size())) {
+      throw std::runtime_error("could not start the forked ranks of BM_WorkerStartup");
+    }
+  }
+  /// Each rank's times, once all have reported. A rank that failed reports NaN.
+  std::vector<StartupTimes> times() {
+    std::vector<StartupTimes> all(pids_.size());
+    auto* bytes = reinterpret_cast<char*>(all.data());
+    std::size_t got = 0;
+    const std::size_t want = all.size() * sizeof(StartupTimes);
+    while (got < want) {
+      const ssize_t n = ::read(times_[0], bytes + got, want - got);
+      if (n <= 0 && errno != EINTR) throw std::runtime_error("a forked rank of BM_WorkerStartup died");
+      if (n > 0) got += static_cast<std::size_t>(n);
+    }
+    return all;
+  }
+
+ private:
+  [[noreturn]] void run_rank(data::DataLoader& loader, int workers) {
+    ::close(go_[1]);
+    ::close(times_[0]);
+    StartupTimes times;
+    char word = 0;
+    if (::read(go_[0], &word, 1) == 1) {
+      try {
+        times = start_and_stop(loader, workers);
+      } catch (...) {
+        times = StartupTimes{};
+      }
+    }
+    [[maybe_unused]] const ssize_t written = ::write(times_[1], &times, sizeof times);
+    ::_exit(0);  // no destructors: the objects are the parent's copies
+  }
+
+  std::array<int, 2> go_{-1, -1};
+  std::array<int, 2> times_{-1, -1};
+  std::vector<pid_t> pids_;
+};
+
 /// From iter() until each of `workers` new workers has delivered its first batch: the
 /// workers' start and, on Fashion-MNIST, their dataset loads, all at once as when a loader's
 /// workers are (re)spawned. dataset:0 is the train split (60000 images), 2 the t10k split;
-/// dataset:1 is synthetic and loads nothing, so it shows the start alone.
+/// dataset:1 is synthetic and loads nothing, so it shows the start alone. With ranks:R, R
+/// processes do so at the same moment, and the time is the slowest one's.
 void BM_WorkerStartup(benchmark::State& state, const BenchConfig& config) {
   const auto method = kMethods[state.range(0)];
   const int dataset_kind = static_cast<int>(state.range(1));
   const int workers = static_cast<int>(state.range(2));
+  const int ranks = static_cast<int>(state.range(3));
   data::DataLoaderOptions options;
   options.batch_size = config.batch_size;
   options.num_workers = workers;
@@ -232,20 +343,32 @@ void BM_WorkerStartup(benchmark::State& state, const BenchConfig& config) {
       dataset = data::make_fashion_mnist(config.data_dir, dataset_kind == 0 ? "train" : "t10k");
     }
     data::DataLoader loader(dataset, options);
-    const auto start = std::chrono::steady_clock::now();
-    auto it = loader.iter();
-    // Batches are handed out round-robin: batch w comes from worker w.
-    for (int w = 0; w < workers; ++w) benchmark::DoNotOptimize(it->next());
-    const auto started = std::chrono::steady_clock::now();
-    state.SetIterationTime(std::chrono::duration<double>(started - start).count());
-    // The shutdown is timed apart: a re-spawn pays both, the old workers' shutdown and the new
-    // ones' start.
-    it.reset();
-    shutdown_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::optional<ForkedRanks> others;
+    if (ranks > 1) others.emplace(ranks - 1, loader, workers);
+    const double start = steady_now_s();
+    if (others) others->go();
+    std::vector<StartupTimes> all{start_and_stop(loader, workers)};
+    if (others) {
+      for (const StartupTimes& times : others->times()) all.push_back(times);
+    }
+    // A step of the job waits for the slowest rank; so does the shutdown that follows.
+    double started = start;
+    double shut_down = start;
+    for (const StartupTimes& times : all) {
+      if (std::isnan(times.started_s)) {
+        state.SkipWithError("A forked rank could not start its workers.");
+        break;
+      }
+      started = std::max(started, times.started_s);
+      shut_down = std::max(shut_down, times.shut_down_s);
+    }
+    state.SetIterationTime(started - start);
+    shutdown_s += shut_down - started;
   }
   state.counters["shutdown_s"] = shutdown_s / static_cast<double>(state.iterations());
   static const char* const kDatasets[] = {"fashion-mnist train", "no load", "fashion-mnist t10k"};
-  state.SetLabel(std::string(data::to_string(method)) + ", " + std::to_string(workers) + " at once, " +
+  state.SetLabel(std::string(data::to_string(method)) + ", " + std::to_string(workers) + " at once" +
+                 (ranks > 1 ? " in each of " + std::to_string(ranks) + " ranks" : std::string()) + ", " +
                  kDatasets[dataset_kind]);
 }
 
@@ -289,8 +412,11 @@ void register_loader_benchmarks(const BenchConfig& config, DecompressedFashionMn
   benchmark::RegisterBenchmark("BM_WorkerStartup", [&config](benchmark::State& state) {
     BM_WorkerStartup(state, config);
   })
-      ->ArgNames({"start", "dataset", "workers"})
-      ->ArgsProduct({{0, 1, 2}, {0, 1, 2}, {1, 2, 4}})
+      ->ArgNames({"start", "dataset", "workers", "ranks"})
+      ->ArgsProduct({{0, 1, 2}, {0, 1, 2}, {1, 2, 4}, {1}})
+      // The ranks of a DDP job on this machine, each starting its own W at the same moment
+      // (docs/results.md, "Across ranks"): fork workers, both splits, W = 1 and 2.
+      ->ArgsProduct({{1}, {0, 2}, {1, 2}, {2}})
       ->Unit(benchmark::kMillisecond)
       ->UseManualTime()
       ->Iterations(5);
