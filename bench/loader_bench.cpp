@@ -375,6 +375,9 @@ void BM_WorkerStartup(benchmark::State& state, const BenchConfig& config) {
 }  // namespace
 
 void register_loader_benchmarks(const BenchConfig& config, DecompressedFashionMnist& files) {
+  // An epoch of ours takes 30-80 ms here: 15 of them per repetition, so that a neighbour's
+  // burst of a few milliseconds does not decide a row.
+  constexpr int kLoaderEpochs = 15;
   auto* ours = benchmark::RegisterBenchmark("BM_LoaderEpoch", [&config](benchmark::State& state) {
     BM_LoaderEpoch(state, config);
   });
@@ -385,7 +388,7 @@ void register_loader_benchmarks(const BenchConfig& config, DecompressedFashionMn
       for (int shm : {1, 0}) ours->Args({start, workers, shm});
     }
   }
-  ours->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+  ours->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(kLoaderEpochs);
 
   auto* sizes = benchmark::RegisterBenchmark("BM_LoaderBatchSize", [&config](benchmark::State& state) {
     BM_LoaderBatchSize(state, config);
@@ -397,7 +400,7 @@ void register_loader_benchmarks(const BenchConfig& config, DecompressedFashionMn
       for (int shm : {1, 0}) sizes->Args({start, batch, shm});
     }
   }
-  sizes->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+  sizes->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(kLoaderEpochs);
 
   // batch:0 is --batch-size, for the rows beside BM_LoaderEpoch; the others, beside
   // BM_LoaderBatchSize.
@@ -407,7 +410,7 @@ void register_loader_benchmarks(const BenchConfig& config, DecompressedFashionMn
   theirs->ArgNames({"workers", "batch"});
   for (int workers : {0, 1, 2, 4}) theirs->Args({workers, 0});
   for (int batch : {64, 1024, 8192}) theirs->Args({4, batch});
-  theirs->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+  theirs->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(kLoaderEpochs);
 
   benchmark::RegisterBenchmark("BM_WorkerStartup", [&config](benchmark::State& state) {
     BM_WorkerStartup(state, config);
