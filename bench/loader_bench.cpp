@@ -289,7 +289,8 @@ class ForkedRanks {
     const std::size_t want = all.size() * sizeof(StartupTimes);
     while (got < want) {
       const ssize_t n = ::read(times_[0], bytes + got, want - got);
-      if (n <= 0 && errno != EINTR) throw std::runtime_error("a forked rank of BM_WorkerStartup died");
+      // End of file: every rank's end of the pipe is closed before all have reported.
+      if (n == 0 || (n < 0 && errno != EINTR)) throw std::runtime_error("a forked rank of BM_WorkerStartup died");
       if (n > 0) got += static_cast<std::size_t>(n);
     }
     return all;

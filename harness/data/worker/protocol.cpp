@@ -95,12 +95,6 @@ const char* to_string(MessageType type) {
   return "unknown";
 }
 
-EncodedFrame encode_frame(const Message& message) {
-  EncodedFrame frame;
-  encode_frame(message, frame);
-  return frame;
-}
-
 void encode_frame(const Message& message, EncodedFrame& frame) {
   std::vector<std::uint8_t>& out = frame.head;
   out.clear();
@@ -131,7 +125,8 @@ void encode_frame(const Message& message, EncodedFrame& frame) {
 }
 
 std::vector<std::uint8_t> encode(const Message& message) {
-  EncodedFrame frame = encode_frame(message);
+  EncodedFrame frame;
+  encode_frame(message, frame);
   const auto* features = reinterpret_cast<const std::uint8_t*>(frame.features);
   if (frame.features_bytes > 0) frame.head.insert(frame.head.end(), features, features + frame.features_bytes);
   return std::move(frame.head);

@@ -71,8 +71,8 @@ struct EncodedFrame {
   std::size_t features_bytes = 0;
 };
 
-EncodedFrame encode_frame(const Message& message);
-/// The same into `frame`, whose head buffer is reused: a channel encodes every message into one.
+/// Encodes `message` into `frame`, reusing its head buffer: a channel encodes every message it
+/// sends into one.
 void encode_frame(const Message& message, EncodedFrame& frame);
 /// The whole frame in one buffer (tests and tools; the socket sends EncodedFrame's two parts).
 std::vector<std::uint8_t> encode(const Message& message);
