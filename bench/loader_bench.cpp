@@ -93,6 +93,13 @@ std::vector<std::int64_t> worker_process_pids(data::DataLoader& loader) {
   return workers ? workers->worker_pids() : std::vector<std::int64_t>{};
 }
 
+/// The bells `loader`'s workers and main process have rung so far to wake one another
+/// (worker/descriptor_ring.h); 0 for thread workers and without slots.
+std::int64_t doorbells(data::DataLoader& loader) {
+  const auto* workers = dynamic_cast<const data::MultiProcessingDataLoaderIter*>(loader.iterator().get().get());
+  return workers ? workers->doorbells() : 0;
+}
+
 double peak_rss_added_mib(data::DataLoader& loader, double base_kib) {
   double kib = status_kib("self", "VmHWM") - base_kib;
   const bool forked = loader.options().start_method == data::StartMethod::fork;
@@ -146,6 +153,7 @@ void time_epochs(benchmark::State& state, data::DataLoader& loader, std::int64_t
   const double cpu_before = main_cpu_s();
   const double worker_cpu_before = worker_cpu_s(loader);
   const long faults_before = minor_faults();
+  const std::int64_t doorbells_before = doorbells(loader);
   for (auto _ : state) batches += drain_epoch(loader);
   set_rate_counters(state, batches, batch_size, cpu_before);
   // Where the process back-ends' time goes beside the main process's: the two add up to all
@@ -156,6 +164,10 @@ void time_epochs(benchmark::State& state, data::DataLoader& loader, std::int64_t
   // in again at every batch costs CPU there.
   state.counters["main_minor_faults_per_batch"] =
       static_cast<double>(minor_faults() - faults_before) / static_cast<double>(std::max<std::int64_t>(batches, 1));
+  // A task or batch on the slots' rings costs a system call only when its reader slept: two a
+  // batch at most (the task's bell and the batch's).
+  state.counters["doorbells_per_batch"] =
+      static_cast<double>(doorbells(loader) - doorbells_before) / static_cast<double>(std::max<std::int64_t>(batches, 1));
 }
 
 std::string transport_label(data::StartMethod method, int workers, bool shared_memory) {

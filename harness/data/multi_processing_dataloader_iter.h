@@ -49,6 +49,10 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   int shared_slots_in_use() const { return pool_ ? pool_->slots_in_use() : 0; }
   std::int64_t batches_in_slots() const { return pool_ ? pool_->batches_in_slots() : 0; }
   std::int64_t batches_without_a_slot() const { return pool_ ? pool_->batches_without_a_slot() : 0; }
+  /// Descriptors that went on the workers' shared-memory rings, both ways, and the bells rung
+  /// to wake a sleeping reader (worker/descriptor_ring.h). Test and benchmark hooks.
+  std::int64_t ring_descriptors() const { return pool_ ? pool_->ring_descriptors() : 0; }
+  std::int64_t doorbells() const { return pool_ ? pool_->doorbells() : 0; }
   /// Batch-sized blocks the main process (or thread workers) took from the heap so far. A test hook.
   std::int64_t feature_blocks_allocated() const { return pool_ ? pool_->feature_blocks_allocated() : 0; }
 

@@ -103,6 +103,8 @@ TEST_P(SharedMemoryBatches, ArriveInSlotsThatTheirTensorsFreeWhenTheyDie) {
   EXPECT_EQ(workers_of(*it).batches_in_slots(), 10);
   EXPECT_EQ(workers_of(*it).batches_without_a_slot(), 0);
   EXPECT_EQ(workers_of(*it).shared_slots_in_use(), 0);
+  // Every task went to its worker, and every batch came back, on the slots' rings.
+  EXPECT_EQ(workers_of(*it).ring_descriptors(), 2 * 10);
 }
 
 /// Slots per worker: prefetch_factor (2) in flight and 2 held by the consumer. A consumer that
@@ -119,6 +121,8 @@ TEST_P(SharedMemoryBatches, BatchesHeldBeyondTheSlotsTravelInTheirMessage) {
   EXPECT_EQ(workers_of(*it).batches_in_slots(), 8);
   EXPECT_EQ(workers_of(*it).batches_without_a_slot(), 8);
   EXPECT_EQ(workers_of(*it).shared_slots_in_use(), 8);
+  // Only the tasks that had a slot, and their batches, took the rings.
+  EXPECT_EQ(workers_of(*it).ring_descriptors(), 2 * 8);
   held.clear();
   EXPECT_EQ(workers_of(*it).shared_slots_in_use(), 0);
 }

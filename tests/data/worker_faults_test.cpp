@@ -586,8 +586,10 @@ TEST_P(ProcessBackend, TasksAndBatchesLargerThanTheSocketBufferDoNotDeadlock) {
 constexpr std::int64_t kStalledTaskSamples = 250'000;
 
 /// One worker that takes the first of two 2 MB tasks and stalls on its first sample for 30 s,
-/// reading nothing more: whoever sends the second task waits for room that never comes.
-std::shared_ptr<DataLoader> stalled_worker_loader(StartMethod method, bool pin) {
+/// reading nothing more. Over the socket (`shared_memory` false, or a task without a free slot),
+/// whoever sends the second task waits for room that never comes; a task with a slot goes on
+/// the slots' ring and waits for nothing.
+std::shared_ptr<DataLoader> stalled_worker_loader(StartMethod method, bool pin, bool shared_memory = false) {
   FaultDatasetOptions dataset;
   dataset.samples.sample_shape = {2};
   dataset.stall_at = 0;
@@ -595,9 +597,30 @@ std::shared_ptr<DataLoader> stalled_worker_loader(StartMethod method, bool pin) 
   options.batch_size = kStalledTaskSamples;
   options.prefetch_factor = 2;
   options.pin_memory = pin;
+  options.shared_memory = shared_memory;
   auto loader = fault_loader(2 * kStalledTaskSamples, options, dataset);
   if (pin) pin_in_a_thread(*loader);
   return loader;
+}
+
+/// With slots, both 2 MB tasks go on the worker's task ring, which never waits for its reader:
+/// iter() returns with both in their slots while the worker stalls on the first. Over the
+/// socket the same iter() waited for the 30 s stall (the test below interrupts it).
+TEST_P(ProcessBackend, TasksWithASlotNeverWaitForAStalledWorker) {
+  constexpr double kHungAfterS = 60.0;
+  const StartMethod method = GetParam();
+  const ChildEnd end = run_in_child(
+      [method] {
+        auto loader = stalled_worker_loader(method, /*pin=*/false, /*shared_memory=*/true);
+        const auto start = Clock::now();
+        auto it = loader->iter();
+        auto& workers = dynamic_cast<MultiProcessingDataLoaderIter&>(*it);
+        const bool placed = workers.shared_slots_in_use() == 2 && workers.batches_without_a_slot() == 0 &&
+                            workers.ring_descriptors() == 2;
+        return placed && seconds_since(start) < kFaultDeadlineS;
+      },
+      kHungAfterS);
+  EXPECT_EQ(end, ChildEnd::passed) << (end == ChildEnd::hung ? "hung" : "the tasks did not go on the ring at once");
 }
 
 TEST_P(ProcessBackend, InterruptEndsASendToAWorkerStalledInItsDataset) {

@@ -39,8 +39,12 @@ struct ParentOnly {
   // channel itself is close-on-exec (SOCK_CLOEXEC): a program the dataset starts must not
   // inherit it, or, if it outlived the worker, it would hold the socket open after the worker's
   // death.
+  // Its own slots' doorbells stay too.
+  const auto own = [&](int fd) {
+    return fd == child_fd || (slots && (fd == slots->task_bell_fd() || fd == slots->answer_bell_fd()));
+  };
   for (const int fd : parent_only.fds) {
-    if (fd != child_fd) ::close(fd);
+    if (!own(fd)) ::close(fd);
   }
   // Its own slots stay mapped (inherited); the other workers' are theirs alone.
   for (const auto& [base, bytes] : parent_only.mappings) {

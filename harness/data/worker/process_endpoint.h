@@ -5,6 +5,7 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
 
 #include "harness/data/worker/shared_slots.h"
 #include "harness/data/worker/socket_channel.h"
@@ -12,9 +13,14 @@
 
 namespace dlreset::data {
 
-/// Reads ahead: every message that has arrived is pulled off the socket into a local queue,
-/// so an exit request queued behind tasks is seen before those tasks run (PyTorch gets the
-/// same from done_event, a flag shared outside the queue).
+/// Tasks that have a shared-memory slot arrive on the slots' task ring, and batches in a slot
+/// leave on the answer ring (descriptor_ring.h); everything else goes over the socket. Each
+/// message carries its place in one order (Message::seq), and receive() hands them out in that
+/// order, whichever way each came. The parent's exit request closes the task ring too, PyTorch's
+/// done_event, so a worker sees it before the tasks queued in front of it without reading its
+/// socket. Without slots, it reads ahead instead: every message that has arrived is pulled off
+/// the socket into a local queue, so an exit request queued behind tasks is seen before those
+/// tasks run.
 class ProcessEndpoint : public WorkerEndpoint {
  public:
   /// `slots`: this worker's shared-memory slots, or null when it has none.
@@ -22,18 +28,31 @@ class ProcessEndpoint : public WorkerEndpoint {
 
   Message receive() override;
   bool exit_requested() override;
-  bool send(Message message) override { return channel_.send(message); }
+  bool send(Message message) override;
   void wait_until_exit_requested() override;
   SlotSpan shared_slot(int index) override;
 
  private:
+  /// Reads the socket, then takes_decoded().
   void pull();
+  /// Moves the messages the channel has decoded into pending_.
+  void take_decoded();
   bool parent_gone() const;
+  /// The next message in order, if it has arrived: the socket's or the task ring's.
+  std::optional<Message> next_in_order();
+  /// Sleeps until the socket or the task ring's bell has something, or `timeout_ms` passes, and
+  /// reads the socket if it has. `for_tasks`: a task already on the ring ends the wait (it is
+  /// waiting for a message before it, from the socket); otherwise only its closing does.
+  void wait(int timeout_ms, bool for_tasks);
 
   SocketChannel channel_;
   pid_t parent_pid_;
   std::shared_ptr<SharedSlots> slots_;
-  std::deque<Message> pending_;
+  DescriptorRing tasks_;    ///< Invalid without slots.
+  DescriptorRing answers_;  ///< Invalid without slots.
+  std::deque<Message> pending_;  ///< Off the socket, in order, not yet handed out.
+  std::int64_t received_seq_ = 0;  ///< The last message handed out.
+  std::int64_t sent_seq_ = 0;      ///< The last message sent.
   bool exit_seen_ = false;
 };
 

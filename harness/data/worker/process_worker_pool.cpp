@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -105,6 +106,10 @@ ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunc
       }
       hand_over();
       worker.pidfd = open_pidfd(worker.pid);
+      if (worker.slots) {
+        worker.tasks = worker.slots->tasks();
+        worker.answers = worker.slots->answers();
+      }
       workers_.push_back(std::move(worker));
       report_spawn(workers_.back());
     }
@@ -185,13 +190,34 @@ void ProcessWorkerPool::send(int worker_id, const Message& message) {
   // on whether a crashing worker had died before the iterator finished priming its tasks.
   Worker& worker = workers_.at(static_cast<std::size_t>(worker_id));
   if (message.type != MessageType::task || !worker.slots) {
-    send_reading(worker, message, Clock::time_point::max());
+    send_in_order(worker, message, Clock::time_point::max());
     return;
   }
-  Message& task = worker.task;
+  const int slot = worker.slots->acquire();
+  const std::size_t samples = message.indices.size();
+  if (slot >= 0 && samples <= worker.slots->slot_bytes() / sizeof(std::int64_t)) {
+    if (gone(worker)) {
+      worker.slots->release(slot);  // nobody would read it
+      return;
+    }
+    // The indices go into the slot, where the worker collates the batch over them.
+    if (samples > 0) std::memcpy(worker.slots->slot(slot), message.indices.data(), samples * sizeof(std::int64_t));
+    SlotDescriptor descriptor;
+    descriptor.seq = worker.sent_seq + 1;
+    descriptor.send_idx = message.send_idx;
+    descriptor.samples = static_cast<std::int64_t>(samples);
+    descriptor.slot = slot;
+    // Never full while every descriptor holds its own slot; if it were, the socket takes it.
+    if (worker.tasks.push(descriptor)) {
+      ++worker.sent_seq;
+      return;
+    }
+  }
+  if (slot < 0) ++batches_without_a_slot_;  // the consumer holds them all: inline
+  Message& task = worker.outgoing;
   task = message;
-  task.slot = worker.slots->acquire();
-  if (task.slot < 0) ++batches_without_a_slot_;  // the consumer holds them all: inline
+  task.seq = ++worker.sent_seq;
+  task.slot = slot;
   bool sent = false;
   try {
     sent = send_reading(worker, task, Clock::time_point::max());
@@ -200,6 +226,14 @@ void ProcessWorkerPool::send(int worker_id, const Message& message) {
     throw;
   }
   if (!sent && task.slot >= 0) worker.slots->release(task.slot);
+}
+
+bool ProcessWorkerPool::send_in_order(Worker& worker, const Message& message, Clock::time_point deadline) {
+  if (message.type == MessageType::exit && worker.tasks.valid()) worker.tasks.close();
+  Message& out = worker.outgoing;
+  out = message;
+  out.seq = ++worker.sent_seq;
+  return send_reading(worker, out, deadline);
 }
 
 bool ProcessWorkerPool::send_reading(Worker& worker, const Message& message, Clock::time_point deadline) {
@@ -296,8 +330,62 @@ int ProcessWorkerPool::slots_in_use() const {
   return in_use;
 }
 
+std::int64_t ProcessWorkerPool::ring_descriptors() const {
+  std::int64_t pushed = 0;
+  for (const Worker& worker : workers_) {
+    if (worker.tasks.valid()) pushed += static_cast<std::int64_t>(worker.tasks.pushed() + worker.answers.pushed());
+  }
+  return pushed;
+}
+
+std::int64_t ProcessWorkerPool::doorbells() const {
+  std::int64_t rung = 0;
+  for (const Worker& worker : workers_) {
+    if (worker.tasks.valid()) rung += static_cast<std::int64_t>(worker.tasks.bells_rung() + worker.answers.bells_rung());
+  }
+  return rung;
+}
+
+bool ProcessWorkerPool::answer_due(const Worker& worker) {
+  const SlotDescriptor* descriptor = worker.answers.valid() ? worker.answers.front() : nullptr;
+  return descriptor != nullptr && descriptor->seq == worker.received_seq + 1;
+}
+
+std::optional<Message> ProcessWorkerPool::pop_in_order(Worker& worker) {
+  const std::int64_t due = worker.received_seq + 1;
+  if (!worker.held) worker.held = worker.channel.pop();
+  if (worker.held && worker.held->seq < due) {
+    throw DataLoaderError("DataLoader worker " + std::to_string(worker.id) + " (pid " + std::to_string(worker.pid) +
+                          ") of loader '" + loader_ + "' sent message " + std::to_string(worker.held->seq) +
+                          " after message " + std::to_string(worker.received_seq) + ": a corrupt message.");
+  }
+  if (worker.held && worker.held->seq == due) {
+    Message message = std::move(*worker.held);
+    worker.held.reset();
+    worker.received_seq = due;
+    return message;
+  }
+  if (!answer_due(worker)) return std::nullopt;
+  // Copied before use: the memory is the worker's too.
+  const SlotDescriptor descriptor = *worker.answers.front();
+  worker.answers.pop();
+  worker.received_seq = due;
+  Message message;
+  message.type = MessageType::batch;
+  message.worker_id = worker.id;
+  message.seq = due;
+  message.send_idx = descriptor.send_idx;
+  message.pid = worker.pid;
+  message.slot = descriptor.slot;
+  message.slot_samples = descriptor.samples;
+  message.time_s = descriptor.time_s;
+  const int dims = std::clamp(descriptor.dims, 0, SlotDescriptor::kMaxDims);
+  message.batch.sample_shape.assign(descriptor.shape, descriptor.shape + dims);
+  return message;
+}
+
 std::optional<Message> ProcessWorkerPool::pop_data(Worker& worker) {
-  while (std::optional<Message> message = worker.channel.pop()) {
+  while (std::optional<Message> message = pop_in_order(worker)) {
     if (!is_lifecycle(message->type)) {
       take_from_slot(worker, *message);
       return message;
@@ -326,14 +414,29 @@ ProcessWorkerPool::ChannelWait ProcessWorkerPool::wait_for_channels(int timeout_
   ChannelWait wait;
   for (const PollOwner& owner : poll_owners_) wait.channels += owner.kind == PollOwner::Kind::channel ? 1 : 0;
   if (wait.channels == 0) return wait;
+  bool due = false;
   if (wakeable) {
     poll_entries_.push_back({wake_fd_, POLLIN, 0});
     poll_owners_.push_back({PollOwner::Kind::wake, 0});
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      Worker& worker = workers_[i];
+      if (!worker.answers.valid()) continue;
+      worker.answers.prepare_to_wait();
+      poll_entries_.push_back({worker.answers.bell_fd(), POLLIN, 0});
+      poll_owners_.push_back({PollOwner::Kind::bell, i});
+      // Looked at again after saying so: a batch pushed before that rang no bell.
+      due = due || answer_due(worker);
+    }
   }
-  wait.ready = ::poll(poll_entries_.data(), poll_entries_.size(), timeout_ms);
+  wait.ready = ::poll(poll_entries_.data(), poll_entries_.size(), due ? 0 : timeout_ms);
   wait.error = wait.ready < 0 ? errno : 0;
+  for (std::size_t e = 0; e < poll_entries_.size(); ++e) {
+    if (poll_owners_[e].kind == PollOwner::Kind::bell) {
+      workers_[poll_owners_[e].worker].answers.finish_wait(wait.ready > 0 && poll_entries_[e].revents != 0);
+    }
+  }
   for (std::size_t e = 0; wait.ready > 0 && e < poll_entries_.size(); ++e) {
-    if (poll_entries_[e].revents == 0) continue;
+    if (poll_entries_[e].revents == 0 || poll_owners_[e].kind == PollOwner::Kind::bell) continue;
     if (poll_owners_[e].kind == PollOwner::Kind::wake) {
       std::uint64_t count = 0;
       [[maybe_unused]] const ssize_t got = ::read(wake_fd_, &count, sizeof count);
@@ -395,7 +498,7 @@ void ProcessWorkerPool::shutdown(std::chrono::milliseconds grace) {
     record(static_cast<int>(trace::EventKind::worker_shutdown), worker);
     // A dead worker just fails to read it; one that reads nothing before the deadline is
     // killed below.
-    send_reading(worker, exit, deadline);
+    send_in_order(worker, exit, deadline);
   }
   // Drain until every worker has closed its socket: batches are dropped, load reports count.
   while (true) {

@@ -15,10 +15,13 @@
 
 namespace dlreset::data {
 
-/// Each worker collates its batches into its own shared-memory slots (shared_slots.h) and
-/// sends only a descriptor; a batch travels in its message only when no slot is free (the
-/// consumer holds them all) or none fits it. The parent waits on every worker's socket and
-/// every worker's pidfd with one poll(). A worker
+/// Each worker collates its batches into its own shared-memory slots (shared_slots.h); a task
+/// that has a slot goes to it, and its batch comes back, as a descriptor on a ring in that
+/// shared memory (descriptor_ring.h), with no system call unless the other side sleeps. A
+/// batch travels in its message only when no slot is free (the consumer holds them all) or
+/// none fits it; resume, exit and the workers' reports go over the socket, and every message
+/// carries its place in one order per direction, so the two ways never reorder it. The parent
+/// waits on every worker's socket, answer bell and pidfd with one poll(). A worker
 /// that dies is seen at once, by its pidfd, even when a process it started still holds its
 /// socket open; without pidfds (before Linux 5.3, or under valgrind), by its socket's end of
 /// file. It is reaped with waitpid and reported with its signal.
@@ -44,6 +47,8 @@ class ProcessWorkerPool : public WorkerPool {
   std::int64_t batches_in_slots() const override { return batches_in_slots_; }
   std::int64_t batches_without_a_slot() const override { return batches_without_a_slot_; }
   std::int64_t feature_blocks_allocated() const override;
+  std::int64_t ring_descriptors() const override;
+  std::int64_t doorbells() const override;
 
  private:
   struct Worker {
@@ -59,14 +64,29 @@ class ProcessWorkerPool : public WorkerPool {
     bool cut_off = false;
     bool reaped = false;
     int wait_status = 0;
-    /// The task being sent, with its slot filled in: a copy kept from batch to batch, so that
-    /// copying the next one into it reuses its buffers instead of allocating.
-    Message task;
+    /// The message being sent over the socket, with its place in order and its slot filled
+    /// in: a copy kept from message to message, so that copying the next one into it reuses
+    /// its buffers instead of allocating.
+    Message outgoing;
+    DescriptorRing tasks;    ///< Invalid without slots.
+    DescriptorRing answers;  ///< Invalid without slots.
+    std::int64_t sent_seq = 0;      ///< The last message sent to it (Message::seq).
+    std::int64_t received_seq = 0;  ///< The last message taken from it.
+    /// Off the socket, but with a message before it still on the answer ring.
+    std::optional<Message> held;
   };
 
-  /// Pops the next buffered data message of worker `w`, handing lifecycle reports on, with its
-  /// batch taken from its slot (or the slot freed, for an error or a batch that came inline).
+  /// Pops the next data message of `worker` that has arrived, in the order it was sent, from
+  /// its socket's buffer or its answer ring, handing lifecycle reports on, with its batch taken
+  /// from its slot (or the slot freed, for an error or a batch that came inline).
   std::optional<Message> pop_data(Worker& worker);
+  /// The next message of `worker`, of either way, if it is due and has arrived.
+  std::optional<Message> pop_in_order(Worker& worker);
+  /// True when `worker`'s answer ring holds the message due next.
+  static bool answer_due(const Worker& worker);
+  /// Sends a message that is not a task with a slot over the socket, in its place in order;
+  /// an exit request closes the task ring first, so the worker skips what is queued there.
+  bool send_in_order(Worker& worker, const Message& message, Clock::time_point deadline);
   /// Waits up to `timeout` for the child to exit (then kills it if `kill_after`), and reaps it.
   void reap(Worker& worker, std::chrono::milliseconds timeout, bool kill_after);
   [[noreturn]] void fail_dead(Worker& worker);
@@ -75,7 +95,8 @@ class ProcessWorkerPool : public WorkerPool {
   /// One wait of receive(), send() or shutdown(): polls the open channels (with `skip_at_eof`,
   /// only those whose worker has neither closed its end nor exited), the pidfds of the workers
   /// not known to have exited and, given `room_for`, that worker's channel for room to send,
-  /// for up to `timeout_ms`, and reads what came.
+  /// for up to `timeout_ms`, and reads what came. A `wakeable` wait (receive()'s) also sleeps
+  /// on the wake-up descriptor and the answer rings' bells, having told the rings it sleeps.
   struct ChannelWait {
     std::size_t channels = 0;  ///< How many channels were waited on; 0: none was open.
     int ready = 0;             ///< poll's result: descriptors that were ready, 0 on a timeout, -1.
@@ -109,7 +130,7 @@ class ProcessWorkerPool : public WorkerPool {
   /// wait_for_channels' poll set and whose each entry is, kept between calls: it runs at every
   /// wait for a batch and for room to send, and would otherwise allocate at each.
   struct PollOwner {
-    enum class Kind { channel, pidfd, wake } kind;
+    enum class Kind { channel, pidfd, wake, bell } kind;
     std::size_t worker;
   };
   std::vector<pollfd> poll_entries_;

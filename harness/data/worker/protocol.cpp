@@ -106,6 +106,7 @@ void encode_frame(const Message& message, EncodedFrame& frame) {
   writer.put<std::uint64_t>(0);  // head size, patched below
   writer.put<std::uint64_t>(message.batch.features.size());
   writer.put<std::int32_t>(message.worker_id);
+  writer.put<std::int64_t>(message.seq);
   writer.put<std::int64_t>(message.send_idx);
   writer.put<std::int64_t>(message.pid);
   writer.put<std::int32_t>(message.slot);
@@ -199,6 +200,7 @@ void FrameDecoder::parse() {
     Message message;
     message.type = static_cast<MessageType>(type);
     message.worker_id = reader.get<std::int32_t>();
+    message.seq = reader.get<std::int64_t>();
     message.send_idx = reader.get<std::int64_t>();
     message.pid = reader.get<std::int64_t>();
     message.slot = reader.get<std::int32_t>();

@@ -44,6 +44,10 @@ inline bool is_lifecycle(MessageType type) {
 struct Message {
   MessageType type = MessageType::task;
   int worker_id = -1;
+  /// Process workers: the message's place in the one order of everything sent that way, over
+  /// the socket and the shared-memory ring together (1, 2, ...; worker/descriptor_ring.h).
+  /// 0: not in that order (the spawn set-up, and every message of the thread back-end).
+  std::int64_t seq = 0;
   std::int64_t send_idx = -1;
   std::int64_t pid = 0;
   /// task: the worker's shared-memory slot to collate the batch into (-1: none, send it in the

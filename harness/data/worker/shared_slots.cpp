@@ -1,5 +1,7 @@
 #include "harness/data/worker/shared_slots.h"
 
+#include <fcntl.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -61,8 +63,15 @@ namespace {
 
 }  // namespace
 
-SharedSlots::SharedSlots(int fd, void* base, int count, std::size_t slot_bytes, bool owner)
-    : fd_(fd), base_(base), count_(count), slot_bytes_(slot_bytes), owner_(owner) {
+SharedSlots::SharedSlots(int fd, void* base, int count, std::size_t slot_bytes, bool owner, int task_bell,
+                         int answer_bell)
+    : fd_(fd),
+      base_(base),
+      count_(count),
+      slot_bytes_(slot_bytes),
+      owner_(owner),
+      task_bell_(task_bell),
+      answer_bell_(answer_bell) {
   free_.reserve(static_cast<std::size_t>(count));
   // Slot 0 on top: the first batches all go to the same few slots.
   for (int i = count - 1; i >= 0; --i) free_.push_back(i);
@@ -70,43 +79,73 @@ SharedSlots::SharedSlots(int fd, void* base, int count, std::size_t slot_bytes, 
   for (int i = 0; i < count; ++i) features_.push_back(std::make_unique<SlotFeatures>(this, i));
 }
 
-std::shared_ptr<SharedSlots> SharedSlots::create(int count, std::size_t slot_bytes, const std::string& loader) {
-  const std::size_t bytes = static_cast<std::size_t>(count) * slot_bytes;
-  const int fd = ::memfd_create("dlreset-batches", MFD_CLOEXEC);
-  if (fd < 0) fail(loader, "memfd_create", bytes);
-  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    const int error = errno;
-    ::close(fd);
-    errno = error;
-    fail(loader, "ftruncate", bytes);
-  }
-  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (base == MAP_FAILED) {
-    const int error = errno;
-    ::close(fd);
-    errno = error;
-    fail(loader, "mmap", bytes);
-  }
-  register_parent_only_fd(fd);
-  register_parent_only_mapping(base, bytes);
-  return std::shared_ptr<SharedSlots>(new SharedSlots(fd, base, count, slot_bytes, /*owner=*/true));
+std::size_t SharedSlots::mapping_bytes(int count, std::size_t slot_bytes) {
+  constexpr std::size_t kPage = 4096;
+  const auto capacity = static_cast<std::uint32_t>(count);
+  const std::size_t rings = 2 * DescriptorRing::bytes(capacity);
+  return static_cast<std::size_t>(count) * slot_bytes + (rings + kPage - 1) / kPage * kPage;
 }
 
-std::shared_ptr<SharedSlots> SharedSlots::attach(int fd, int count, std::size_t slot_bytes) {
-  const std::size_t bytes = static_cast<std::size_t>(count) * slot_bytes;
+std::shared_ptr<SharedSlots> SharedSlots::create(int count, std::size_t slot_bytes, const std::string& loader) {
+  const std::size_t bytes = mapping_bytes(count, slot_bytes);
+  // Every descriptor made here is closed again on each way out below: a loader that keeps
+  // failing to start (a full /dev/shm, a low ulimit) must not run out of descriptors.
+  std::vector<int> made;
+  const auto fail_closing = [&](const std::string& what) {
+    const int error = errno;
+    for (const int fd : made) ::close(fd);
+    errno = error;
+    fail(loader, what, bytes);
+  };
+  const int fd = ::memfd_create("dlreset-batches", MFD_CLOEXEC);
+  if (fd < 0) fail_closing("memfd_create");
+  made.push_back(fd);
+  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) fail_closing("ftruncate");
+  const int task_bell = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (task_bell < 0) fail_closing("eventfd");
+  made.push_back(task_bell);
+  const int answer_bell = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (answer_bell < 0) fail_closing("eventfd");
+  made.push_back(answer_bell);
+  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) fail_closing("mmap");
+  for (const int made_fd : made) register_parent_only_fd(made_fd);
+  register_parent_only_mapping(base, bytes);
+  return std::shared_ptr<SharedSlots>(
+      new SharedSlots(fd, base, count, slot_bytes, /*owner=*/true, task_bell, answer_bell));
+}
+
+std::shared_ptr<SharedSlots> SharedSlots::attach(int fd, int count, std::size_t slot_bytes, int task_bell,
+                                                 int answer_bell) {
+  const std::size_t bytes = mapping_bytes(count, slot_bytes);
+  // Inherited across exec, so not close-on-exec: a program the dataset starts must not keep
+  // them, as it must not keep the channel.
+  ::fcntl(task_bell, F_SETFD, FD_CLOEXEC);
+  ::fcntl(answer_bell, F_SETFD, FD_CLOEXEC);
   void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (base == MAP_FAILED) fail("(spawned worker)", "mmap", bytes);
-  return std::shared_ptr<SharedSlots>(new SharedSlots(-1, base, count, slot_bytes, /*owner=*/false));
+  return std::shared_ptr<SharedSlots>(
+      new SharedSlots(-1, base, count, slot_bytes, /*owner=*/false, task_bell, answer_bell));
 }
 
 SharedSlots::~SharedSlots() {
   if (owner_) unregister_parent_only_mapping(base_);
   ::munmap(base_, mapping_bytes());
-  if (fd_ >= 0) {
-    if (owner_) unregister_parent_only_fd(fd_);
-    ::close(fd_);
+  for (const int fd : {fd_, task_bell_, answer_bell_}) {
+    if (fd < 0) continue;
+    if (owner_) unregister_parent_only_fd(fd);
+    ::close(fd);
   }
+}
+
+DescriptorRing SharedSlots::tasks() const {
+  return DescriptorRing(rings(), static_cast<std::uint32_t>(count_), task_bell_);
+}
+
+DescriptorRing SharedSlots::answers() const {
+  const auto capacity = static_cast<std::uint32_t>(count_);
+  return DescriptorRing(rings() + DescriptorRing::bytes(capacity), capacity, answer_bell_);
 }
 
 std::uint8_t* SharedSlots::slot(int index) const {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/data/block_source.h"
+#include "harness/data/worker/descriptor_ring.h"
 
 namespace dlreset::data {
 
@@ -32,6 +33,10 @@ struct SlotLayout {
 /// answers with a small descriptor; the main process hands the features to the tensor as they
 /// lie (no copy), and the slot is free again when that tensor dies, on whatever thread.
 ///
+/// Behind the slots, in the same memfd, lie the two rings of descriptors (descriptor_ring.h)
+/// that carry tasks to the worker and batches back, each with its doorbell, an eventfd the
+/// worker inherits with the memfd: a batch in a slot needs no socket at all.
+///
 /// A memfd has no name in /dev/shm and is freed with its last descriptor and mapping, so a
 /// SIGKILLed run leaves nothing behind. Pages are taken only when first written, and the most
 /// recently freed slot is handed out first, so an epoch of few large batches touches few
@@ -41,8 +46,10 @@ class SharedSlots : public std::enable_shared_from_this<SharedSlots> {
   /// The main process's side: a new memfd, mapped. Throws DataLoaderError naming the loader,
   /// the size and the reason when the kernel refuses.
   static std::shared_ptr<SharedSlots> create(int count, std::size_t slot_bytes, const std::string& loader);
-  /// A spawned worker's side: maps the memfd it inherited as `fd`, then closes `fd`.
-  static std::shared_ptr<SharedSlots> attach(int fd, int count, std::size_t slot_bytes);
+  /// A spawned worker's side: maps the memfd it inherited as `fd`, then closes `fd`, and rings
+  /// the doorbells it inherited as `task_bell` and `answer_bell`.
+  static std::shared_ptr<SharedSlots> attach(int fd, int count, std::size_t slot_bytes, int task_bell,
+                                             int answer_bell);
   ~SharedSlots();
   SharedSlots(const SharedSlots&) = delete;
   SharedSlots& operator=(const SharedSlots&) = delete;
@@ -52,8 +59,14 @@ class SharedSlots : public std::enable_shared_from_this<SharedSlots> {
   int count() const { return count_; }
   std::size_t slot_bytes() const { return slot_bytes_; }
   void* mapping() const { return base_; }
-  std::size_t mapping_bytes() const { return static_cast<std::size_t>(count_) * slot_bytes_; }
+  std::size_t mapping_bytes() const { return mapping_bytes(count_, slot_bytes_); }
   std::uint8_t* slot(int index) const;
+  /// The ring of tasks, main process to worker, and the ring of batches, worker to main
+  /// process. Views: valid as long as these slots live.
+  DescriptorRing tasks() const;
+  DescriptorRing answers() const;
+  int task_bell_fd() const { return task_bell_; }
+  int answer_bell_fd() const { return answer_bell_; }
 
   /// A free slot, or -1 when every slot holds a batch in flight or in use.
   int acquire();
@@ -69,13 +82,18 @@ class SharedSlots : public std::enable_shared_from_this<SharedSlots> {
  private:
   class SlotFeatures;
 
-  SharedSlots(int fd, void* base, int count, std::size_t slot_bytes, bool owner);
+  SharedSlots(int fd, void* base, int count, std::size_t slot_bytes, bool owner, int task_bell, int answer_bell);
+  /// The slots, then the two rings, in whole pages.
+  static std::size_t mapping_bytes(int count, std::size_t slot_bytes);
+  std::uint8_t* rings() const { return slot(count_); }
 
   int fd_;
   void* base_;
   int count_;
   std::size_t slot_bytes_;
-  bool owner_;  ///< The main process's object: registers and closes its descriptor.
+  bool owner_;  ///< The main process's object: registers and closes its descriptors.
+  int task_bell_;    ///< The task ring's eventfd, which the worker sleeps on.
+  int answer_bell_;  ///< The answer ring's eventfd, which the main process polls.
   mutable std::mutex mutex_;
   std::vector<int> free_;  ///< Capacity `count`, so release() never allocates.
   std::vector<std::unique_ptr<SlotFeatures>> features_;  ///< One per slot.

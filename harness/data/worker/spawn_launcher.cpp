@@ -19,9 +19,12 @@ namespace dlreset::data {
 
 namespace {
 
-/// Where a spawned worker finds its channel and its shared-memory slots after the exec.
+/// Where a spawned worker finds its channel, its shared-memory slots and their two doorbells
+/// after the exec.
 constexpr int kChannelFd = 3;
 constexpr int kSlotsFd = 4;
+constexpr int kTaskBellFd = 5;
+constexpr int kAnswerBellFd = 6;
 
 Message setup_message(const WorkerLaunch& launch, const std::shared_ptr<SharedSlots>& slots) {
   const WorkerConfig& config = launch.config;
@@ -32,7 +35,11 @@ Message setup_message(const WorkerLaunch& launch, const std::shared_ptr<SharedSl
                           {"parent_pid", ::getpid()},
                           {"dataset", launch.dataset->spec()}};
   if (slots) {
-    setup["slots"] = {{"fd", kSlotsFd}, {"count", slots->count()}, {"slot_bytes", slots->slot_bytes()}};
+    setup["slots"] = {{"fd", kSlotsFd},
+                      {"count", slots->count()},
+                      {"slot_bytes", slots->slot_bytes()},
+                      {"task_bell", kTaskBellFd},
+                      {"answer_bell", kAnswerBellFd}};
   }
   Message message;
   message.type = MessageType::setup;
@@ -64,6 +71,8 @@ pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChanne
   const pid_t parent = ::getpid();
   const bool from_main_thread = forking_from_main_thread();
   const int slot_fd = slots ? slots->fd() : -1;
+  const int task_bell = slots ? slots->task_bell_fd() : -1;
+  const int answer_bell = slots ? slots->answer_bell_fd() : -1;
   const pid_t pid = ::fork();
   if (pid < 0) {
     throw DataLoaderError(std::string("Cannot start DataLoader worker ") +
@@ -73,12 +82,19 @@ pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChanne
   if (pid == 0) {
     if (from_main_thread) ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // survives execve
     if (::getppid() != parent) ::_exit(1);
-    // Copies above both targets first, so that neither dup2 below can overwrite the other
-    // descriptor; they are close-on-exec, and the dup2 copies are not, so only 3 and 4 stay.
+    // Copies above all targets first, so that no dup2 below can overwrite another descriptor;
+    // they are close-on-exec, and the dup2 copies are not, so only 3 to 6 stay.
     const int channel = ::fcntl(child_fd, F_DUPFD_CLOEXEC, 10);
-    const int slots_fd = slot_fd >= 0 ? ::fcntl(slot_fd, F_DUPFD_CLOEXEC, 10) : -1;
     if (channel < 0 || ::dup2(channel, kChannelFd) < 0) ::_exit(127);
-    if (slots_fd >= 0 && ::dup2(slots_fd, kSlotsFd) < 0) ::_exit(127);
+    if (slot_fd >= 0) {
+      const int slots_fd = ::fcntl(slot_fd, F_DUPFD_CLOEXEC, 10);
+      const int task_bell_fd = ::fcntl(task_bell, F_DUPFD_CLOEXEC, 10);
+      const int answer_bell_fd = ::fcntl(answer_bell, F_DUPFD_CLOEXEC, 10);
+      if (slots_fd < 0 || task_bell_fd < 0 || answer_bell_fd < 0 || ::dup2(slots_fd, kSlotsFd) < 0 ||
+          ::dup2(task_bell_fd, kTaskBellFd) < 0 || ::dup2(answer_bell_fd, kAnswerBellFd) < 0) {
+        ::_exit(127);
+      }
+    }
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);

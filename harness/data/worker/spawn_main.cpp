@@ -80,7 +80,8 @@ int run_spawned_worker(int fd) {
   if (config_json.contains("slots")) {
     const nlohmann::json& plan = config_json.at("slots");
     slots = SharedSlots::attach(plan.at("fd").get<int>(), plan.at("count").get<int>(),
-                                plan.at("slot_bytes").get<std::size_t>());
+                                plan.at("slot_bytes").get<std::size_t>(), plan.at("task_bell").get<int>(),
+                                plan.at("answer_bell").get<int>());
   }
   ProcessEndpoint endpoint(std::move(channel), parent, std::move(slots));
   worker_loop(endpoint, *dataset, config);

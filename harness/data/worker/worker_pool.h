@@ -75,6 +75,11 @@ class WorkerPool {
   /// their blocks back to a pool (feature_buffer_pool.h), so in the steady state this stops
   /// growing.
   virtual std::int64_t feature_blocks_allocated() const { return 0; }
+  /// Tasks and batches that went as descriptors on the process workers' shared-memory rings
+  /// (worker/descriptor_ring.h), both ways, and the times one side woke the other with a
+  /// ring's bell: a descriptor that found its reader awake needed none.
+  virtual std::int64_t ring_descriptors() const { return 0; }
+  virtual std::int64_t doorbells() const { return 0; }
 };
 
 /// Starts one worker per launch with the given back-end.
