@@ -107,6 +107,23 @@ TEST_P(SharedMemoryBatches, ArriveInSlotsThatTheirTensorsFreeWhenTheyDie) {
   EXPECT_EQ(workers_of(*it).ring_descriptors(), 2 * 10);
 }
 
+/// The worker's load report goes over its socket, the batch it loaded for on the answer ring,
+/// in that order: the main process hands on the report before the batch, whichever came first.
+TEST_P(SharedMemoryBatches, AWorkersLoadReportComesBeforeTheBatchItLoadedFor) {
+  SyntheticDatasetOptions dataset = images();
+  dataset.load_work = 1000;  // the worker's copy loads at its first sample
+  auto loader = testing::synthetic_loader(64, options_for(GetParam(), 8, 1), dataset);
+  auto it = loader->iter();
+  const std::optional<Batch> first = it->next();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(loader->counters().dataset_loads, 1) << "the batch was handed on before its worker's load report";
+  EXPECT_EQ(workers_of(*it).batches_in_slots(), 1);
+  while (it->next()) {
+  }
+  EXPECT_EQ(loader->counters().dataset_loads, 1);
+  EXPECT_EQ(workers_of(*it).ring_descriptors(), 2 * 8);
+}
+
 /// Slots per worker: prefetch_factor (2) in flight and 2 held by the consumer. A consumer that
 /// keeps all 16 batches of an epoch holds every slot, so each worker's last 4 of its 8 batches
 /// travel in their message: 3.2 MB frames, larger than any socket buffer.
