@@ -2,6 +2,7 @@
 #pragma once
 
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -92,11 +93,10 @@ class ProcessWorkerPool : public WorkerPool {
   [[noreturn]] void fail_dead(Worker& worker);
   /// True once the worker is gone: its pidfd fired or its socket reached end of file.
   static bool gone(const Worker& worker) { return worker.exited || worker.channel.at_eof(); }
-  /// One wait of receive(), send() or shutdown(): polls the open channels (with `skip_at_eof`,
-  /// only those whose worker has neither closed its end nor exited), the pidfds of the workers
-  /// not known to have exited and, given `room_for`, that worker's channel for room to send,
-  /// for up to `timeout_ms`, and reads what came. A `wakeable` wait (receive()'s) also sleeps
-  /// on the wake-up descriptor and the answer rings' bells, having told the rings it sleeps.
+  /// One wait of send() or shutdown(): polls the open channels (with `skip_at_eof`, only those
+  /// whose worker has neither closed its end nor exited), the pidfds of the workers not known
+  /// to have exited and, given `room_for`, that worker's channel for room to send, for up to
+  /// `timeout_ms`, and reads what came.
   struct ChannelWait {
     std::size_t channels = 0;  ///< How many channels were waited on; 0: none was open.
     int ready = 0;             ///< poll's result: descriptors that were ready, 0 on a timeout, -1.
@@ -104,8 +104,23 @@ class ProcessWorkerPool : public WorkerPool {
     bool room = false;         ///< `room_for`'s channel can take more bytes.
     bool woken = false;        ///< wake() was called (only when the wait was `wakeable`).
   };
-  ChannelWait wait_for_channels(int timeout_ms, bool skip_at_eof, const Worker* room_for = nullptr,
-                                bool wakeable = false);
+  ChannelWait wait_for_channels(int timeout_ms, bool skip_at_eof, const Worker* room_for = nullptr);
+  /// receive()'s wait: tells the answer rings it sleeps, then waits up to `timeout_ms` in one
+  /// epoll_wait on every channel, pidfd and answer bell and the wake-up descriptor, and reads
+  /// what came.
+  ChannelWait wait_for_answers(int timeout_ms);
+  /// Marks `worker` exited (its pidfd fired) and reads what it sent before it died.
+  void note_exit(Worker& worker);
+  /// Whose a descriptor in a wait is: a worker's channel, pidfd or answer bell, or wake_fd_.
+  struct PollOwner {
+    enum class Kind { channel, pidfd, wake, bell } kind;
+    std::size_t worker;
+  };
+  /// Adds `fd` to the epoll set of wait_for_answers(), for `owner`; takes it out again.
+  void watch(int fd, PollOwner owner);
+  void unwatch(int fd);
+  /// Closes the wake-up and epoll descriptors.
+  void close_own_descriptors();
   /// Sends to `worker`, reading every channel while its socket is full: a worker blocked
   /// sending a batch reads no message, so a main process that only waited would deadlock with
   /// it once a task is larger than the socket's buffer. Gives the message up when the worker
@@ -128,15 +143,15 @@ class ProcessWorkerPool : public WorkerPool {
   std::int64_t batches_in_slots_ = 0;
   std::int64_t batches_without_a_slot_ = 0;
   /// wait_for_channels' poll set and whose each entry is, kept between calls: it runs at every
-  /// wait for a batch and for room to send, and would otherwise allocate at each.
-  struct PollOwner {
-    enum class Kind { channel, pidfd, wake, bell } kind;
-    std::size_t worker;
-  };
+  /// wait for room to send, and would otherwise allocate at each.
   std::vector<pollfd> poll_entries_;
   std::vector<PollOwner> poll_owners_;
-  /// An eventfd that wake() writes and receive() polls beside the channels.
+  /// An eventfd that wake() writes and receive() waits on beside the channels.
   int wake_fd_ = -1;
+  /// wait_for_answers()'s set: every worker's channel, pidfd and answer bell, and wake_fd_,
+  /// registered once; and the buffer its events land in, sized once.
+  int epoll_fd_ = -1;
+  std::vector<epoll_event> events_;
   std::atomic<bool> sends_cancelled_{false};
 };
 
