@@ -99,10 +99,10 @@ class ProcessWorkerPool : public WorkerPool {
   /// `timeout_ms`, and reads what came.
   struct ChannelWait {
     std::size_t channels = 0;  ///< How many channels were waited on; 0: none was open.
-    int ready = 0;             ///< poll's result: descriptors that were ready, 0 on a timeout, -1.
+    int ready = 0;             ///< poll's or epoll_wait's result: how many were ready, 0 on a timeout, -1.
     int error = 0;             ///< errno when `ready` is -1.
     bool room = false;         ///< `room_for`'s channel can take more bytes.
-    bool woken = false;        ///< wake() was called (only when the wait was `wakeable`).
+    bool woken = false;        ///< wake() was called (wait_for_answers() only).
   };
   ChannelWait wait_for_channels(int timeout_ms, bool skip_at_eof, const Worker* room_for = nullptr);
   /// receive()'s wait: tells the answer rings it sleeps, then waits up to `timeout_ms` in one
