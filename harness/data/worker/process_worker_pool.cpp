@@ -454,8 +454,7 @@ ProcessWorkerPool::ChannelWait ProcessWorkerPool::wait_for_channels(int timeout_
     }
   }
   ChannelWait wait;
-  wait.channels = poll_entries_.size() - static_cast<std::size_t>(std::count_if(
-      poll_owners_.begin(), poll_owners_.end(), [](const PollOwner& owner) { return owner.kind == PollOwner::Kind::pidfd; }));
+  for (const PollOwner& owner : poll_owners_) wait.channels += owner.kind == PollOwner::Kind::channel ? 1 : 0;
   if (wait.channels == 0) return wait;
   wait.ready = ::poll(poll_entries_.data(), poll_entries_.size(), timeout_ms);
   wait.error = wait.ready < 0 ? errno : 0;
@@ -494,8 +493,8 @@ ProcessWorkerPool::ChannelWait ProcessWorkerPool::wait_for_answers(int timeout_m
     // Looked at again after saying so: a batch pushed before that rang no bell.
     due = due || answer_due(worker);
   }
-  // One epoll_wait, whatever W: poll() over every worker's channel, pidfd and bell cost a
-  // microsecond or two a wait in the kernel, a sixth of the main process's time per batch.
+  // One epoll_wait, whatever W: poll() registered every worker's channel, pidfd and bell with
+  // the kernel, and took them out again, at each wait for a batch.
   wait.ready = ::epoll_wait(epoll_fd_, events_.data(), static_cast<int>(events_.size()), due ? 0 : timeout_ms);
   wait.error = wait.ready < 0 ? errno : 0;
   for (Worker& worker : workers_) {

@@ -22,7 +22,7 @@ namespace dlreset::data {
 /// batch travels in its message only when no slot is free (the consumer holds them all) or
 /// none fits it; resume, exit and the workers' reports go over the socket, and every message
 /// carries its place in one order per direction, so the two ways never reorder it. The parent
-/// waits on every worker's socket, answer bell and pidfd with one poll(). A worker
+/// waits for batches on every worker's socket, answer bell and pidfd with one epoll_wait(). A worker
 /// that dies is seen at once, by its pidfd, even when a process it started still holds its
 /// socket open; without pidfds (before Linux 5.3, or under valgrind), by its socket's end of
 /// file. It is reaped with waitpid and reported with its signal.
