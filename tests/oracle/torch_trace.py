@@ -8,6 +8,7 @@ Run it with /usr/bin/python3, the interpreter Debian's python3-torch is installe
 """
 
 import argparse
+import faulthandler
 import gc
 import json
 import os
@@ -15,6 +16,7 @@ import signal
 import sys
 import tempfile
 import time
+import traceback
 
 import torch
 from torch.utils.data import DataLoader, Dataset, get_worker_info
@@ -28,6 +30,11 @@ DATASET_SIZE = 37
 BATCH_SIZE = 5
 EPOCHS = 3
 SEED = 7
+
+# An error case takes a few seconds; one that has not ended after this long is hung (see
+# run_isolated) and is run again, at most ERROR_CASE_ATTEMPTS times in all.
+ERROR_CASE_WATCHDOG_S = 60
+ERROR_CASE_ATTEMPTS = 3
 
 
 def scenarios():
@@ -268,10 +275,56 @@ def error_text(error):
     return type(error).__name__, str(error).split("\n")[0]
 
 
+def run_isolated(name, run, workdir):
+    """Runs run() in a child process, in a process group of its own, and returns its result.
+
+    Torch 1.13 raises a worker's death from its SIGCHLD handler, in whatever the main thread is
+    doing. When that is a put() on a worker's index queue, the queue's lock is never released,
+    and the shutdown's put(None) on the same queue then waits for it forever (torch's own
+    _shutdown_workers warns of hangs after a worker is killed by a signal). So each case runs in
+    a child with a faulthandler watchdog: a hung child prints every thread's stack and exits, its
+    process group (the case's workers with it) is killed, and the case runs again. Each attempt
+    runs the whole case, so torch's text is still torch's own.
+    """
+    result_path = os.path.join(workdir, name + ".result.json")
+    for attempt in range(1, ERROR_CASE_ATTEMPTS + 1):
+        if os.path.exists(result_path):
+            os.remove(result_path)
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                os.setpgid(0, 0)
+                faulthandler.dump_traceback_later(ERROR_CASE_WATCHDOG_S, exit=True)
+                result = run()
+                with open(result_path, "w") as out:
+                    json.dump(result, out)
+                status = 0
+            except BaseException:  # noqa: BLE001 - the parent says what happened
+                traceback.print_exc()
+            finally:
+                sys.stderr.flush()
+                os._exit(status)
+        _, status = os.waitpid(pid, 0)
+        try:
+            os.killpg(pid, signal.SIGKILL)  # workers a hung case left behind
+        except ProcessLookupError:
+            pass
+        exit_code = os.waitstatus_to_exitcode(status)
+        if exit_code == 0 and os.path.exists(result_path):
+            with open(result_path) as result:
+                return json.load(result)
+        print("error case %s: attempt %d of %d ended with exit status %d without a result "
+              "(a hang prints 'Timeout' and every thread's stack above)"
+              % (name, attempt, ERROR_CASE_ATTEMPTS, exit_code), file=sys.stderr, flush=True)
+    raise SystemExit("error case %s failed %d times; its output is above"
+                     % (name, ERROR_CASE_ATTEMPTS))
+
+
 def run_error_cases(workdir):
     """The errors whose texts dlreset's begin with, word for word (pids and the exception's
     type are what differ; dlreset_oracle_tests says how)."""
-    cases = []
     params = dict(scenarios()[0], num_workers=2, persistent_workers=False, start_method="fork",
                   prefetch_factor=2, shuffle=False)
     log_path = os.path.join(workdir, "errors.log")
@@ -282,11 +335,11 @@ def run_error_cases(workdir):
             iterator = iter(build(fault))
             for _ in iterator:
                 pass
-            cases.append({"name": name, "type": None, "message": "no error"})
+            return {"name": name, "type": None, "message": "no error"}
         except Exception as error:  # noqa: BLE001 - the oracle records whatever torch raises
             kind, text = error_text(error)
-            cases.append({"name": name, "type": kind, "message": text,
-                          "original": str(error).rstrip().split("\n")[-1]})
+            return {"name": name, "type": kind, "message": text,
+                    "original": str(error).rstrip().split("\n")[-1]}
         finally:
             # Left to the garbage collector, the failed iterator's queues may go before it does,
             # and its workers then wait out their status-check interval (5 s) before exiting.
@@ -295,12 +348,19 @@ def run_error_cases(workdir):
             del iterator
             gc.collect()
 
-    attempt("worker_exception", lambda fault: make_loader(params, log_path, fault), throw_at=3)
-    attempt("worker_killed", lambda fault: make_loader(params, log_path, fault), crash_at=3)
-    attempt("timeout", lambda fault: make_loader(params, log_path, fault, timeout=0.5), hang_at=3)
-    attempt("persistent_without_workers",
-            lambda fault: make_loader(dict(params, num_workers=0, persistent_workers=True), log_path))
-    return cases
+    cases = [
+        ("worker_exception", lambda fault: make_loader(params, log_path, fault), {"throw_at": 3}),
+        ("worker_killed", lambda fault: make_loader(params, log_path, fault), {"crash_at": 3}),
+        ("timeout", lambda fault: make_loader(params, log_path, fault, timeout=0.5),
+         {"hang_at": 3}),
+        ("persistent_without_workers",
+         lambda fault: make_loader(dict(params, num_workers=0, persistent_workers=True),
+                                   log_path),
+         {}),
+    ]
+    # run_isolated calls the lambda before the loop moves on, so it sees this case's values.
+    return [run_isolated(name, lambda: attempt(name, build, **fault), workdir)
+            for name, build, fault in cases]
 
 
 def main():
