@@ -63,12 +63,14 @@ class DefaultInitAllocator {
 
 /// A batch's features: floats, allocated without being zeroed.
 using FeatureBuffer = std::vector<float, DefaultInitAllocator<float>>;
+/// A batch's labels, the same way: in a worker process's slot they stay where it wrote them.
+using LabelBuffer = std::vector<std::int64_t, DefaultInitAllocator<std::int64_t>>;
 
 /// What a worker sends back: no LibTorch inside, so forked workers never run a LibTorch op
 /// (docs/design.md §4); the parent turns it into tensors (collate.h).
 struct RawBatch {
   std::vector<std::int64_t> indices;       ///< Dataset indices, in batch order.
-  std::vector<std::int64_t> labels;        ///< One label per sample.
+  LabelBuffer labels;                      ///< One label per sample.
   FeatureBuffer features;                  ///< indices.size() samples, each sample_numel floats.
   std::vector<std::int64_t> sample_shape;  ///< Shape of one sample's features, e.g. {1, 28, 28}.
 

@@ -71,22 +71,55 @@ TEST(SharedSlots, HandsOutTheMostRecentlyFreedSlotFirst) {
   EXPECT_EQ(slots->in_use(), 3);
 }
 
-TEST(SharedSlots, ABufferOverASlotFreesItWhenItDiesAndItsCopiesUseTheHeap) {
+TEST(SharedSlots, BuffersOverASlotFreeItWhenBothHaveDiedAndTheirCopiesUseTheHeap) {
   auto slots = SharedSlots::create(2, 4096, "test");
   const int index = slots->acquire();
   const SlotLayout layout{4, 8};
   float* in_place = reinterpret_cast<float*>(slots->slot(index) + layout.features_offset());
+  auto* labels_in_place = reinterpret_cast<std::int64_t*>(slots->slot(index) + layout.labels_offset());
   for (int i = 0; i < 32; ++i) in_place[i] = static_cast<float>(i);
+  for (int i = 0; i < 4; ++i) labels_in_place[i] = 10 + i;
+  SharedSlots::SlotBlocks blocks = slots->hand_over(index, layout);
+  std::optional<LabelBuffer> labels(std::in_place, 4, LabelBuffer::allocator_type(blocks.labels));
   {
-    FeatureBuffer features(32, FeatureBuffer::allocator_type(slots->features_block(index, layout)));
+    FeatureBuffer features(32, FeatureBuffer::allocator_type(blocks.features));
     EXPECT_EQ(features.data(), in_place) << "the features must stay where the worker wrote them";
+    EXPECT_EQ(labels->data(), labels_in_place) << "the labels must stay where the worker wrote them";
     EXPECT_EQ(features[31], 31.0f);
+    EXPECT_EQ((*labels)[3], 13);
     FeatureBuffer copy = features;
     EXPECT_NE(copy.data(), in_place);
     EXPECT_EQ(copy[31], 31.0f);
     EXPECT_EQ(slots->in_use(), 1);
   }
+  EXPECT_EQ(slots->in_use(), 1) << "the labels still lie in the slot";
+  labels.reset();
   EXPECT_EQ(slots->in_use(), 0);
+}
+
+TEST(SharedSlots, APartLentOnOutlivesItsBufferAndKeepsTheMappingUntilItIsGivenBack) {
+  auto slots = SharedSlots::create(2, 4096, "test");
+  const std::weak_ptr<SharedSlots> mapping = slots;
+  const int index = slots->acquire();
+  const SlotLayout layout{4, 8};
+  SharedSlots::SlotBlocks blocks = slots->hand_over(index, layout);
+  BlockSource* labels_source = blocks.labels.get();
+  BlockSource* features_source = blocks.features.get();
+  {
+    LabelBuffer labels(4, LabelBuffer::allocator_type(std::move(blocks.labels)));
+    FeatureBuffer features(32, FeatureBuffer::allocator_type(std::move(blocks.features)));
+    EXPECT_FALSE(features_source->lend(labels.data())) << "a part lends only its own block";
+    EXPECT_TRUE(labels_source->lend(labels.data()));
+    EXPECT_TRUE(features_source->lend(features.data()));
+    EXPECT_FALSE(features_source->lend(features.data())) << "a block is lent once";
+  }
+  EXPECT_EQ(slots->in_use(), 1) << "the buffers died, but both parts are on loan";
+  slots.reset();
+  EXPECT_FALSE(mapping.expired()) << "a loan must keep the slots mapped";
+  BlockSource::end_loan(labels_source);
+  EXPECT_EQ(mapping.lock()->in_use(), 1);
+  BlockSource::end_loan(features_source);
+  EXPECT_TRUE(mapping.expired()) << "the last loan given back was the last owner";
 }
 
 class SharedMemoryBatches : public ::testing::TestWithParam<StartMethod> {};

@@ -797,7 +797,8 @@ TEST_P(TorchDataLoader, test_worker_init_fn) {
   int batches = 0;
   while (std::optional<RawBatch> batch = base(it).next_raw()) {
     ++batches;
-    EXPECT_EQ(batch->labels, (std::vector<std::int64_t>{12345, 12345})) << "Batch " << batches << "'s seeds.";
+    const std::vector<std::int64_t> seeds(batch->labels.begin(), batch->labels.end());
+    EXPECT_EQ(seeds, (std::vector<std::int64_t>{12345, 12345})) << "Batch " << batches << "'s seeds.";
   }
   EXPECT_EQ(batches, 2) << "The loader gave " << batches << " batches of 2 out of 4 samples.";
 }

@@ -344,18 +344,15 @@ void ProcessWorkerPool::take_from_slot(Worker& worker, Message& message) {
     throw corrupt("described a batch of " + std::to_string(message.slot_samples) + " samples that does not fit its " +
                   std::to_string(slot_bytes) + "-byte slot");
   }
-  const std::uint8_t* slot = worker.slots->slot(message.slot);
-  const auto* indices = reinterpret_cast<const std::int64_t*>(slot);
-  const auto* labels = reinterpret_cast<const std::int64_t*>(slot + layout.labels_offset());
+  const auto* indices = reinterpret_cast<const std::int64_t*>(worker.slots->slot(message.slot));
   const auto samples = static_cast<std::size_t>(layout.samples);
   message.batch.indices.assign(indices, indices + samples);
-  message.batch.labels.assign(labels, labels + samples);
+  // The labels and features stay in the slot; the buffers, then the tensors, hold them there.
+  SharedSlots::SlotBlocks blocks = worker.slots->hand_over(message.slot, layout);
   const std::size_t features = samples * static_cast<std::size_t>(numel);
-  if (features == 0) {
-    worker.slots->release(message.slot);  // an empty buffer takes no block that could free it
-  } else {
-    message.batch.features =
-        FeatureBuffer(features, FeatureBuffer::allocator_type(worker.slots->features_block(message.slot, layout)));
+  if (samples > 0) message.batch.labels = LabelBuffer(samples, LabelBuffer::allocator_type(std::move(blocks.labels)));
+  if (features > 0) {
+    message.batch.features = FeatureBuffer(features, FeatureBuffer::allocator_type(std::move(blocks.features)));
   }
   ++batches_in_slots_;
 }

@@ -23,8 +23,8 @@ class Writer {
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(&value);
     out_.insert(out_.end(), bytes, bytes + sizeof(T));
   }
-  template <typename T>
-  void put_vector(const std::vector<T>& values) {
+  template <typename T, typename Allocator>
+  void put_vector(const std::vector<T, Allocator>& values) {
     put<std::uint64_t>(values.size());
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(values.data());
     out_.insert(out_.end(), bytes, bytes + values.size() * sizeof(T));
@@ -47,11 +47,11 @@ class Reader {
     take(&value, sizeof(T));
     return value;
   }
-  template <typename T>
-  std::vector<T> get_vector() {
+  template <typename T, typename Allocator = std::allocator<T>>
+  std::vector<T, Allocator> get_vector() {
     const auto count = get<std::uint64_t>();
     if (count > (size_ - offset_) / sizeof(T)) throw std::runtime_error("corrupt worker message");
-    std::vector<T> values(count);
+    std::vector<T, Allocator> values(count);
     take(values.data(), count * sizeof(T));
     return values;
   }
@@ -209,7 +209,7 @@ void FrameDecoder::parse() {
     message.duration_s = reader.get<double>();
     message.indices = reader.get_vector<std::int64_t>();
     message.batch.indices = reader.get_vector<std::int64_t>();
-    message.batch.labels = reader.get_vector<std::int64_t>();
+    message.batch.labels = reader.get_vector<std::int64_t, LabelBuffer::allocator_type>();
     message.batch.sample_shape = reader.get_vector<std::int64_t>();
     message.error_type = reader.get_string();
     message.text = reader.get_string();

@@ -14,17 +14,19 @@
 
 namespace dlreset::data {
 
-/// The features of the batch in one slot, as the block of the FeatureBuffer that adopts them:
-/// its one allocation is the slot's features, and giving that back frees the slot. Anything
-/// else asked of it (a copy of the buffer) comes from the heap. One per slot, made with the
-/// slots and set anew for each batch: handing a batch out allocates nothing.
-class SharedSlots::SlotFeatures : public BlockSource {
+/// One part of the batch in a slot (its labels, or its features), as the block of the buffer
+/// that takes it: that buffer's one allocation is the part, and the slot is free again once
+/// every part it handed over is back, from the buffer's deallocate or, where a tensor took the
+/// part over (lend), from the tensor's deleter. Anything else asked of it (a copy of the buffer)
+/// comes from the heap. Two per slot, made with the slots and set anew for each batch: handing
+/// a batch out allocates nothing.
+class SharedSlots::SlotPart : public BlockSource {
  public:
-  SlotFeatures(SharedSlots* slots, int index) : slots_(slots), index_(index) {}
+  SlotPart(SharedSlots* slots, int index) : slots_(slots), index_(index) {}
 
-  /// A new batch's features: called once the slot is this batch's, before the buffer adopts it.
-  void hand_over(void* features, std::size_t bytes) {
-    features_ = features;
+  /// A new batch's part: called once the slot is this batch's, before a buffer takes it.
+  void hand_over(void* block, std::size_t bytes) {
+    block_ = block;
     bytes_ = bytes;
     handed_out_ = false;
   }
@@ -32,24 +34,41 @@ class SharedSlots::SlotFeatures : public BlockSource {
   void* allocate(std::size_t bytes) override {
     if (!handed_out_ && bytes <= bytes_) {
       handed_out_ = true;
-      return features_;
+      return block_;
     }
     return ::operator new(bytes);
   }
   void deallocate(void* block, std::size_t bytes) noexcept override {
-    if (block == features_) {
-      slots_->release(index_);  // the last touch: the slot may be handed out again at once
-    } else {
+    if (block != block_) {
       ::operator delete(block, bytes);
+    } else if (!lent_) {
+      slots_->part_returned(index_);  // the last touch: the slot may be handed out again at once
     }
+  }
+  bool lend(void* block) noexcept override {
+    if (block != block_ || !handed_out_ || lent_) return false;
+    lent_ = true;
+    // The tensor holds only a pointer to this part: the mapping must live as long.
+    keep_ = slots_->shared_from_this();
+    return true;
+  }
+
+ protected:
+  void give_back_loan() noexcept override {
+    // Taken out first: dropping the last owner unmaps the slots, this part with them.
+    const std::shared_ptr<SharedSlots> keep = std::move(keep_);
+    lent_ = false;
+    slots_->part_returned(index_);
   }
 
  private:
   SharedSlots* slots_;
   int index_;
-  void* features_ = nullptr;
+  void* block_ = nullptr;
   std::size_t bytes_ = 0;
   bool handed_out_ = false;
+  bool lent_ = false;
+  std::shared_ptr<SharedSlots> keep_;  ///< Set while lent.
 };
 
 namespace {
@@ -75,8 +94,12 @@ SharedSlots::SharedSlots(int fd, void* base, int count, std::size_t slot_bytes, 
   free_.reserve(static_cast<std::size_t>(count));
   // Slot 0 on top: the first batches all go to the same few slots.
   for (int i = count - 1; i >= 0; --i) free_.push_back(i);
-  features_.reserve(static_cast<std::size_t>(count));
-  for (int i = 0; i < count; ++i) features_.push_back(std::make_unique<SlotFeatures>(this, i));
+  parts_.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    parts_.push_back(std::make_unique<Parts>());
+    parts_.back()->labels = std::make_unique<SlotPart>(this, i);
+    parts_.back()->features = std::make_unique<SlotPart>(this, i);
+  }
 }
 
 std::size_t SharedSlots::mapping_bytes(int count, std::size_t slot_bytes) {
@@ -170,11 +193,27 @@ int SharedSlots::in_use() const {
   return count_ - static_cast<int>(free_.size());
 }
 
-std::shared_ptr<BlockSource> SharedSlots::features_block(int index, const SlotLayout& layout) {
-  SlotFeatures& features = *features_[static_cast<std::size_t>(index)];
-  features.hand_over(slot(index) + layout.features_offset(), layout.bytes() - layout.features_offset());
-  // Shares the ownership of these slots, so the mapping outlives the buffer; no allocation.
-  return std::shared_ptr<BlockSource>(shared_from_this(), &features);
+SharedSlots::SlotBlocks SharedSlots::hand_over(int index, const SlotLayout& layout) {
+  Parts& parts = *parts_[static_cast<std::size_t>(index)];
+  std::uint8_t* base = slot(index);
+  const std::size_t labels_bytes = layout.features_offset() - layout.labels_offset();
+  const std::size_t features_bytes = layout.bytes() - layout.features_offset();
+  parts.labels->hand_over(base + layout.labels_offset(), labels_bytes);
+  parts.features->hand_over(base + layout.features_offset(), features_bytes);
+  // An empty part is never allocated, so it is never given back either.
+  const int taken = (labels_bytes > 0 ? 1 : 0) + (features_bytes > 0 ? 1 : 0);
+  parts.outstanding.store(taken, std::memory_order_relaxed);
+  if (taken == 0) release(index);
+  // Each shares the ownership of these slots, so the mapping outlives its buffer; no allocation.
+  const std::shared_ptr<SharedSlots> self = shared_from_this();
+  return {std::shared_ptr<BlockSource>(self, parts.labels.get()),
+          std::shared_ptr<BlockSource>(self, parts.features.get())};
+}
+
+void SharedSlots::part_returned(int index) noexcept {
+  Parts& parts = *parts_[static_cast<std::size_t>(index)];
+  // acq_rel: whoever returns the last part sees every write made under the other part.
+  if (parts.outstanding.fetch_sub(1, std::memory_order_acq_rel) == 1) release(index);
 }
 
 }  // namespace dlreset::data

@@ -1,6 +1,7 @@
 // One worker process's shared-memory slots, where it collates its batches.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -30,8 +31,9 @@ struct SlotLayout {
 /// `count` slots of `slot_bytes` each, in one memfd that the main process maps and its worker
 /// maps too (a fork worker inherits the mapping; a spawned one maps the descriptor it
 /// inherits). The worker collates a task's batch straight into the slot the task names and
-/// answers with a small descriptor; the main process hands the features to the tensor as they
-/// lie (no copy), and the slot is free again when that tensor dies, on whatever thread.
+/// answers with a small descriptor; the main process hands the labels and features to the
+/// tensors as they lie (no copy), and the slot is free again when both tensors have died, on
+/// whatever thread.
 ///
 /// Behind the slots, in the same memfd, lie the two rings of descriptors (descriptor_ring.h)
 /// that carry tasks to the worker and batches back, each with its doorbell, an eventfd the
@@ -74,18 +76,34 @@ class SharedSlots : public std::enable_shared_from_this<SharedSlots> {
   void release(int index) noexcept;
   /// Slots handed out and not yet freed.
   int in_use() const;
-  /// The features of the batch in slot `index`, as the block of a FeatureBuffer, which must
-  /// take it (allocate a non-empty buffer from it) before the slot is handed out again: giving
-  /// the block back frees the slot. The source keeps this mapping alive as long as the buffer.
-  std::shared_ptr<BlockSource> features_block(int index, const SlotLayout& layout);
+  /// Where the labels and the features of the batch in a slot come from, as the blocks of the
+  /// buffers that hold them (a LabelBuffer, a FeatureBuffer).
+  struct SlotBlocks {
+    std::shared_ptr<BlockSource> labels;
+    std::shared_ptr<BlockSource> features;
+  };
+  /// The labels and features of the batch of `layout` in slot `index`, each of which a buffer
+  /// must take (allocate a buffer of its size from it) before the slot is handed out again:
+  /// the slot is free once both are given back, by their buffers or by the tensors they were
+  /// lent to (BlockSource::lend). A batch with neither frees the slot at once. The sources keep
+  /// this mapping alive as long as their buffers or loans.
+  SlotBlocks hand_over(int index, const SlotLayout& layout);
 
  private:
-  class SlotFeatures;
+  class SlotPart;
+  /// A slot's two parts, and how many of them are still out.
+  struct Parts {
+    std::unique_ptr<SlotPart> labels;
+    std::unique_ptr<SlotPart> features;
+    std::atomic<int> outstanding{0};
+  };
 
   SharedSlots(int fd, void* base, int count, std::size_t slot_bytes, bool owner, int task_bell, int answer_bell);
   /// The slots, then the two rings, in whole pages.
   static std::size_t mapping_bytes(int count, std::size_t slot_bytes);
   std::uint8_t* rings() const { return slot(count_); }
+  /// A part of slot `index` came back; the last one frees the slot.
+  void part_returned(int index) noexcept;
 
   int fd_;
   void* base_;
@@ -96,7 +114,7 @@ class SharedSlots : public std::enable_shared_from_this<SharedSlots> {
   int answer_bell_;  ///< The answer ring's eventfd, which the main process polls.
   mutable std::mutex mutex_;
   std::vector<int> free_;  ///< Capacity `count`, so release() never allocates.
-  std::vector<std::unique_ptr<SlotFeatures>> features_;  ///< One per slot.
+  std::vector<std::unique_ptr<Parts>> parts_;  ///< One per slot.
 };
 
 }  // namespace dlreset::data
