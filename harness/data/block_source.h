@@ -9,26 +9,40 @@ namespace dlreset::data {
 /// recycled heap blocks (feature_buffer_pool.h), or the shared-memory slot a worker process
 /// wrote the batch into (worker/shared_slots.h), which goes back to its free list when the
 /// tensor that adopted the batch dies. Either may be given back from any thread.
+class BlockSource;
+
+/// A block that a BlockSource lent on (BlockSource::lend): where it goes back to. It lies in the
+/// source's own memory, so lending allocates nothing.
+struct BlockLoan {
+  BlockSource* source = nullptr;
+  void* block = nullptr;
+  std::size_t bytes = 0;
+};
+
 class BlockSource {
  public:
   virtual ~BlockSource() = default;
   virtual void* allocate(std::size_t bytes) = 0;
   virtual void deallocate(void* block, std::size_t bytes) noexcept = 0;
-  /// Lends `block`, which a buffer took from here, to whatever will outlive the buffer (a
-  /// tensor): after a true answer the buffer's deallocate leaves the block alone, and
-  /// `end_loan(this)` gives it back, on any thread. The tensor then needs no owner of its own
-  /// for the buffer. false where this source cannot; the caller keeps the buffer alive then.
-  virtual bool lend(void* block) noexcept {
+  /// Lends `block` (`bytes` long), which a buffer took from here, to whatever will outlive the
+  /// buffer (a tensor): the buffer's deallocate then leaves the block alone, and
+  /// `end_loan(loan)` gives it back, on any thread. The tensor then needs no owner of its own
+  /// for the buffer. nullptr where this source cannot; the caller keeps the buffer alive then.
+  virtual BlockLoan* lend(void* block, std::size_t bytes) noexcept {
     static_cast<void>(block);
-    return false;
+    static_cast<void>(bytes);
+    return nullptr;
   }
-  /// Gives back the block that `source` (a BlockSource*) lent: a plain function, so that a
-  /// tensor's storage can take it as its deleter with `source` as the context.
-  static void end_loan(void* source) noexcept { static_cast<BlockSource*>(source)->give_back_loan(); }
+  /// Gives back the block of `loan` (a BlockLoan*): a plain function, so that a tensor's storage
+  /// can take it as its deleter with the loan as the context.
+  static void end_loan(void* loan) noexcept {
+    BlockLoan& lent = *static_cast<BlockLoan*>(loan);
+    lent.source->give_back(lent);
+  }
 
  protected:
-  /// Frees the block lent last; called once for each lend() that answered true.
-  virtual void give_back_loan() noexcept {}
+  /// Frees the block of a loan that lend() made; called once for each.
+  virtual void give_back(BlockLoan& loan) noexcept { static_cast<void>(loan); }
 };
 
 }  // namespace dlreset::data

@@ -1,13 +1,31 @@
 #include "harness/data/feature_buffer_pool.h"
 
+#include <cstdint>
 #include <new>
 
 namespace dlreset::data {
 
+/// What lies before each block: the loan, once the block is lent, and the pool it keeps alive.
+struct FeatureBufferPool::Header {
+  BlockLoan loan;
+  bool lent = false;
+  std::shared_ptr<FeatureBufferPool> keep;  ///< Set while lent.
+};
+FeatureBufferPool::Header& FeatureBufferPool::header_of(void* block) noexcept {
+  static_assert(sizeof(Header) <= kHeaderBytes, "a block's header must fit before it");
+  return *reinterpret_cast<Header*>(static_cast<std::uint8_t*>(block) - kHeaderBytes);
+}
+
+void FeatureBufferPool::free_block(void* block, std::size_t bytes) noexcept {
+  Header& header = header_of(block);
+  header.~Header();
+  ::operator delete(&header, bytes + kHeaderBytes);
+}
+
 FeatureBufferPool::FeatureBufferPool(FeatureBufferPoolLimits limits) : limits_(limits) { kept_.reserve(limits_.blocks); }
 
 FeatureBufferPool::~FeatureBufferPool() {
-  for (const auto& [bytes, block] : kept_) ::operator delete(block, bytes);
+  for (const auto& [bytes, block] : kept_) free_block(block, bytes);
 }
 
 void* FeatureBufferPool::allocate(std::size_t bytes) {
@@ -24,10 +42,13 @@ void* FeatureBufferPool::allocate(std::size_t bytes) {
     }
     ++fresh_allocations_;
   }
-  return ::operator new(bytes);
+  void* memory = ::operator new(bytes + kHeaderBytes);
+  ::new (memory) Header();
+  return static_cast<std::uint8_t*>(memory) + kHeaderBytes;
 }
 
 void FeatureBufferPool::deallocate(void* block, std::size_t bytes) noexcept {
+  if (header_of(block).lent) return;  // the tensor it was lent to gives it back
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (kept_.size() < limits_.blocks && bytes <= limits_.bytes - kept_bytes_) {
@@ -36,7 +57,25 @@ void FeatureBufferPool::deallocate(void* block, std::size_t bytes) noexcept {
       return;
     }
   }
-  ::operator delete(block, bytes);
+  free_block(block, bytes);
+}
+
+BlockLoan* FeatureBufferPool::lend(void* block, std::size_t bytes) noexcept {
+  std::shared_ptr<FeatureBufferPool> self = weak_from_this().lock();
+  Header& header = header_of(block);
+  if (!self || header.lent) return nullptr;
+  header.loan = BlockLoan{this, block, bytes};
+  header.lent = true;
+  header.keep = std::move(self);
+  return &header.loan;
+}
+
+void FeatureBufferPool::give_back(BlockLoan& loan) noexcept {
+  Header& header = header_of(loan.block);
+  // Taken out first: dropping the last owner destroys this pool, after the block is back.
+  const std::shared_ptr<FeatureBufferPool> keep = std::move(header.keep);
+  header.lent = false;
+  deallocate(loan.block, loan.bytes);
 }
 
 std::int64_t FeatureBufferPool::fresh_allocations() const {

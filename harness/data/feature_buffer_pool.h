@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -27,8 +28,10 @@ struct FeatureBufferPoolLimits {
 /// the top of the heap, so with four workers the main process took 4 to 11 page faults a batch
 /// (BM_LoaderEpoch's main_minor_faults_per_batch). Reusing the blocks of the last few batches
 /// takes that allocation off the kernel's path. Any thread may free a block (a tensor dies where its last
-/// user drops it), hence the lock.
-class FeatureBufferPool : public BlockSource {
+/// user drops it), hence the lock. A block lent to a tensor (lend) comes back when the tensor
+/// dies; its loan lies in a header before the block, so lending allocates nothing. A pool
+/// lends only while a shared_ptr owns it, which the loan then shares.
+class FeatureBufferPool : public BlockSource, public std::enable_shared_from_this<FeatureBufferPool> {
  public:
   explicit FeatureBufferPool(FeatureBufferPoolLimits limits = {});
   ~FeatureBufferPool() override;
@@ -39,6 +42,7 @@ class FeatureBufferPool : public BlockSource {
   void* allocate(std::size_t bytes) override;
   /// Keeps the block for a later allocate(), or frees it when keeping it would pass a limit.
   void deallocate(void* block, std::size_t bytes) noexcept override;
+  BlockLoan* lend(void* block, std::size_t bytes) noexcept override;
 
   /// Blocks that allocate() had to take from the heap.
   std::int64_t fresh_allocations() const;
@@ -48,7 +52,18 @@ class FeatureBufferPool : public BlockSource {
   std::size_t kept() const;
   std::size_t kept_bytes() const;
 
+ protected:
+  void give_back(BlockLoan& loan) noexcept override;
+
  private:
+  struct Header;
+  /// Bytes before each block: its Header, rounded up so that the block stays 64-byte aligned
+  /// relative to the allocation.
+  static constexpr std::size_t kHeaderBytes = 64;
+  static Header& header_of(void* block) noexcept;
+  /// Frees a block and its header for good.
+  static void free_block(void* block, std::size_t bytes) noexcept;
+
   mutable std::mutex mutex_;
   /// (size in bytes, block); capacity reserved up front, so deallocate() never allocates.
   std::vector<std::pair<std::size_t, void*>> kept_;

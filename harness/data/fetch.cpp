@@ -5,17 +5,17 @@
 
 namespace dlreset::data {
 
-RawBatch fetch_batch(Dataset& dataset, const std::vector<std::int64_t>& indices,
-                     std::shared_ptr<BlockSource> features_from) {
+RawBatch fetch_batch(Dataset& dataset, std::vector<std::int64_t> indices, FetchBlocks blocks) {
   RawBatch batch;
   batch.sample_shape = dataset.sample_shape();
   const std::int64_t numel = shape_numel(batch.sample_shape);
-  batch.indices = indices;
-  batch.labels.resize(indices.size());
-  batch.features = FeatureBuffer(indices.size() * static_cast<std::size_t>(numel),
-                                 FeatureBuffer::allocator_type(std::move(features_from)));
-  for (std::size_t i = 0; i < indices.size(); ++i) {
-    batch.labels[i] = dataset.get(indices[i], batch.features.data() + i * numel);
+  batch.indices = std::move(indices);
+  const std::size_t samples = batch.indices.size();
+  batch.labels = LabelBuffer(samples, LabelBuffer::allocator_type(std::move(blocks.labels)));
+  batch.features = FeatureBuffer(samples * static_cast<std::size_t>(numel),
+                                 FeatureBuffer::allocator_type(std::move(blocks.features)));
+  for (std::size_t i = 0; i < samples; ++i) {
+    batch.labels[i] = dataset.get(batch.indices[i], batch.features.data() + i * numel);
   }
   return batch;
 }

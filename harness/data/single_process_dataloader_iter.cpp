@@ -30,7 +30,7 @@ std::optional<RawBatch> SingleProcessDataLoaderIter::next_data() {
       }
     }
   } reporter{*state_, dataset, loads_before};
-  return fetch_batch(dataset, *index);
+  return fetch_batch(dataset, std::move(*index));
 }
 
 }  // namespace dlreset::data

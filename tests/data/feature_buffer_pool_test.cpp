@@ -102,6 +102,47 @@ TEST(FeatureBufferPool, ATensorThatAdoptedABatchGivesItsBlockBackWhenItDies) {
   EXPECT_EQ(pool->reuses(), 1);
 }
 
+TEST(FeatureBufferPool, ALentBlockComesBackWhenItsLoanEndsNotWhenItsBufferDies) {
+  auto pool = std::make_shared<FeatureBufferPool>();
+  BlockLoan* loan = nullptr;
+  void* block = nullptr;
+  {
+    FeatureBuffer buffer(64 * 784, FeatureBuffer::allocator_type(pool));
+    block = buffer.data();
+    loan = pool->lend(buffer.data(), kBatchBytes);
+    ASSERT_NE(loan, nullptr);
+    EXPECT_EQ(loan->block, block);
+    EXPECT_EQ(pool->lend(buffer.data(), kBatchBytes), nullptr) << "a block is lent once";
+  }
+  EXPECT_EQ(pool->kept(), 0u) << "the buffer died, but its block is on loan";
+  BlockSource::end_loan(loan);
+  EXPECT_EQ(pool->kept(), 1u);
+  FeatureBuffer next(64 * 784, FeatureBuffer::allocator_type(pool));
+  EXPECT_EQ(next.data(), block) << "a block given back is handed out again";
+  EXPECT_EQ(pool->fresh_allocations(), 1);
+}
+
+TEST(FeatureBufferPool, ALoanKeepsItsPoolAliveAndAPoolNoPointerOwnsLendsNothing) {
+  auto pool = std::make_shared<FeatureBufferPool>();
+  const std::weak_ptr<FeatureBufferPool> watch = pool;
+  BlockLoan* loan = nullptr;
+  {
+    FeatureBuffer buffer(64 * 784, FeatureBuffer::allocator_type(pool));
+    loan = pool->lend(buffer.data(), kBatchBytes);
+    ASSERT_NE(loan, nullptr);
+  }
+  pool.reset();
+  EXPECT_FALSE(watch.expired()) << "the tensor's block must outlive the decoder's pool";
+  BlockSource::end_loan(loan);
+  EXPECT_TRUE(watch.expired());
+
+  FeatureBufferPool unowned;
+  void* block = unowned.allocate(kBatchBytes);
+  EXPECT_EQ(unowned.lend(block, kBatchBytes), nullptr) << "no shared_ptr for the loan to keep";
+  unowned.deallocate(block, kBatchBytes);
+  EXPECT_EQ(unowned.kept(), 1u);
+}
+
 TEST(FeatureBufferPool, BuffersWithoutAPoolUseTheHeap) {
   FeatureBuffer plain(16);
   EXPECT_EQ(plain.get_allocator().pool(), nullptr);

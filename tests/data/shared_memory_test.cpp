@@ -105,20 +105,24 @@ TEST(SharedSlots, APartLentOnOutlivesItsBufferAndKeepsTheMappingUntilItIsGivenBa
   SharedSlots::SlotBlocks blocks = slots->hand_over(index, layout);
   BlockSource* labels_source = blocks.labels.get();
   BlockSource* features_source = blocks.features.get();
+  BlockLoan* labels_loan = nullptr;
+  BlockLoan* features_loan = nullptr;
   {
     LabelBuffer labels(4, LabelBuffer::allocator_type(std::move(blocks.labels)));
     FeatureBuffer features(32, FeatureBuffer::allocator_type(std::move(blocks.features)));
-    EXPECT_FALSE(features_source->lend(labels.data())) << "a part lends only its own block";
-    EXPECT_TRUE(labels_source->lend(labels.data()));
-    EXPECT_TRUE(features_source->lend(features.data()));
-    EXPECT_FALSE(features_source->lend(features.data())) << "a block is lent once";
+    EXPECT_EQ(features_source->lend(labels.data(), 32), nullptr) << "a part lends only its own block";
+    labels_loan = labels_source->lend(labels.data(), 32);
+    features_loan = features_source->lend(features.data(), 128);
+    ASSERT_NE(labels_loan, nullptr);
+    ASSERT_NE(features_loan, nullptr);
+    EXPECT_EQ(features_source->lend(features.data(), 128), nullptr) << "a block is lent once";
   }
   EXPECT_EQ(slots->in_use(), 1) << "the buffers died, but both parts are on loan";
   slots.reset();
   EXPECT_FALSE(mapping.expired()) << "a loan must keep the slots mapped";
-  BlockSource::end_loan(labels_source);
+  BlockSource::end_loan(labels_loan);
   EXPECT_EQ(mapping.lock()->in_use(), 1);
-  BlockSource::end_loan(features_source);
+  BlockSource::end_loan(features_loan);
   EXPECT_TRUE(mapping.expired()) << "the last loan given back was the last owner";
 }
 

@@ -94,18 +94,14 @@ std::int64_t allocations_over_batches(StartMethod method) {
 class SteadyState : public ::testing::TestWithParam<StartMethod> {};
 
 /// The loader's own allocations per batch, beyond the tensors': on every back-end the batch's
-/// index list that the consumer keeps (Batch::indices) and its sample shape (in a process
-/// worker's message, or built by a thread worker's fetch). A process worker's labels and
-/// features stay in its slot, and the tensors hold them there. A thread worker's batch adds its
-/// label list, the two owners that hand the label and feature buffers to their tensors, and
-/// its task, copied into the worker's queue. Features come from slots and pools, and task
-/// messages, the poll set, the held results and the frame being sent reuse their buffers.
-/// Before this count existed a batch cost 14 (fork, spawn) and 78 (thread, with this synthetic
-/// dataset) beyond LibTorch's tensors.
-std::int64_t own_allocations_per_batch(StartMethod method) {
-  constexpr std::int64_t kEveryBackEnd = 2;
-  return kEveryBackEnd + (method == StartMethod::thread ? 4 : 0);
-}
+/// index list that the consumer keeps (Batch::indices; a thread worker's batch keeps its
+/// task's) and its sample shape (in a process worker's message, or built by a thread worker's
+/// fetch). The labels and features lie in a process worker's slot or in a thread worker's
+/// pools, and are lent on to the tensors, which need no owner of their own. Task messages,
+/// the poll set, the held results and the frame being sent reuse their buffers. Before this
+/// count existed a batch cost 14 (fork, spawn) and 78 (thread, with this synthetic dataset)
+/// beyond LibTorch's tensors.
+constexpr std::int64_t kOwnAllocationsPerBatch = 2;
 
 /// Allocations that happen now and then, not per batch: a buffer that grows once more to its
 /// steady size (the messages a channel decoded in one read), or a batch that comes in its
@@ -120,7 +116,7 @@ TEST_P(SteadyState, AllocatesPerBatchOnlyWhatItsTensorsAndIndexListsNeed) {
   const double per_batch = static_cast<double>(counted) / kBatchesCounted;
   RecordProperty("allocations_per_batch", std::to_string(per_batch));
   RecordProperty("libtorch_allocations_per_batch", std::to_string(tensors));
-  EXPECT_LE(counted, kBatchesCounted * (tensors + own_allocations_per_batch(GetParam())) + kOccasional)
+  EXPECT_LE(counted, kBatchesCounted * (tensors + kOwnAllocationsPerBatch) + kOccasional)
       << per_batch << " allocations a batch, of which LibTorch's tensors take " << tensors;
 }
 

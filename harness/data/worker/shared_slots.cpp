@@ -45,16 +45,17 @@ class SharedSlots::SlotPart : public BlockSource {
       slots_->part_returned(index_);  // the last touch: the slot may be handed out again at once
     }
   }
-  bool lend(void* block) noexcept override {
-    if (block != block_ || !handed_out_ || lent_) return false;
+  BlockLoan* lend(void* block, std::size_t bytes) noexcept override {
+    if (block != block_ || !handed_out_ || lent_) return nullptr;
     lent_ = true;
+    loan_ = BlockLoan{this, block, bytes};
     // The tensor holds only a pointer to this part: the mapping must live as long.
     keep_ = slots_->shared_from_this();
-    return true;
+    return &loan_;
   }
 
  protected:
-  void give_back_loan() noexcept override {
+  void give_back(BlockLoan& /*loan*/) noexcept override {
     // Taken out first: dropping the last owner unmaps the slots, this part with them.
     const std::shared_ptr<SharedSlots> keep = std::move(keep_);
     lent_ = false;
@@ -68,6 +69,7 @@ class SharedSlots::SlotPart : public BlockSource {
   std::size_t bytes_ = 0;
   bool handed_out_ = false;
   bool lent_ = false;
+  BlockLoan loan_;
   std::shared_ptr<SharedSlots> keep_;  ///< Set while lent.
 };
 

@@ -21,8 +21,9 @@ struct ThreadWorkerPool::Shared {
 
 struct ThreadWorkerPool::WorkerState {
   detail::BlockingQueue<Message> inbox;  ///< PyTorch's index_queue for this worker.
-  /// Its batches' feature blocks, handed back when the consumer's tensors die.
+  /// Its batches' feature and label blocks, handed back when the consumer's tensors die.
   std::shared_ptr<FeatureBufferPool> features = std::make_shared<FeatureBufferPool>();
+  std::shared_ptr<FeatureBufferPool> labels = std::make_shared<FeatureBufferPool>();
   std::mutex mutex;
   std::condition_variable exit_signal;
   bool exit_requested = false;  ///< PyTorch's done_event, per worker.
@@ -53,7 +54,7 @@ class ThreadEndpoint : public WorkerEndpoint {
     state_->exit_signal.wait(lock, [this] { return state_->exit_requested; });
   }
 
-  std::shared_ptr<BlockSource> feature_source() override { return state_->features; }
+  FetchBlocks fetch_blocks() override { return {state_->features, state_->labels}; }
 
  private:
   std::shared_ptr<ThreadWorkerPool::WorkerState> state_;

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "harness/data/block_source.h"
+#include "harness/data/fetch.h"
 #include "harness/data/worker/protocol.h"
 
 namespace dlreset::data {
@@ -39,11 +40,12 @@ class WorkerEndpoint {
     static_cast<void>(index);
     return {};
   }
-  /// Where a batch that travels in its reply gets its features: the thread back-end's pool,
-  /// whose blocks come back when the consumer's tensor dies, so that its steady state takes
-  /// no batch-sized block from the heap. Null (process workers): the heap, since the worker
-  /// frees the block as soon as it is sent and its allocator hands the same block out again.
-  virtual std::shared_ptr<BlockSource> feature_source() { return nullptr; }
+  /// Where a batch that travels in its reply gets its features and labels: the thread
+  /// back-end's pools, whose blocks come back when the consumer's tensors die, so that its
+  /// steady state takes no block from the heap for them. Null (process workers): the heap,
+  /// since the worker frees the blocks as soon as they are sent and its allocator hands the
+  /// same blocks out again.
+  virtual FetchBlocks fetch_blocks() { return {}; }
 };
 
 }  // namespace dlreset::data

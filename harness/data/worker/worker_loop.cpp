@@ -29,7 +29,7 @@ Message lifecycle(MessageType type, const WorkerConfig& config, pid_t pid) {
 
 /// Collates the batch straight into the task's shared-memory slot when it has one that fits,
 /// and tells the main process where it lies; otherwise into the reply itself.
-void fetch_for(WorkerEndpoint& endpoint, Dataset& dataset, const Message& task, Message& reply) {
+void fetch_for(WorkerEndpoint& endpoint, Dataset& dataset, Message& task, Message& reply) {
   const SlotSpan slot = task.slot >= 0 ? endpoint.shared_slot(task.slot) : SlotSpan{};
   if (slot.data != nullptr) {
     // The shape is built once a batch (it is a vector), and only where a slot may take it.
@@ -43,7 +43,8 @@ void fetch_for(WorkerEndpoint& endpoint, Dataset& dataset, const Message& task, 
       return;
     }
   }
-  reply.batch = fetch_batch(dataset, task.indices, endpoint.feature_source());
+  // The task is done with its indices: the batch keeps them.
+  reply.batch = fetch_batch(dataset, std::move(task.indices), endpoint.fetch_blocks());
 }
 
 /// Per thread, like the worker info: each thread worker has its own endpoint.
