@@ -1,14 +1,10 @@
-// Where the blocks that hold a batch's features come from.
+// Where the blocks that hold a batch's features and labels come from.
 #pragma once
 
 #include <cstddef>
 
 namespace dlreset::data {
 
-/// What a FeatureBuffer's allocator takes its block from and gives it back to: a pool of
-/// recycled heap blocks (feature_buffer_pool.h), or the shared-memory slot a worker process
-/// wrote the batch into (worker/shared_slots.h), which goes back to its free list when the
-/// tensor that adopted the batch dies. Either may be given back from any thread.
 class BlockSource;
 
 /// A block that a BlockSource lent on (BlockSource::lend): where it goes back to. It lies in the
@@ -19,6 +15,10 @@ struct BlockLoan {
   std::size_t bytes = 0;
 };
 
+/// What a FeatureBuffer's or LabelBuffer's allocator takes its block from and gives it back to:
+/// a pool of recycled heap blocks (feature_buffer_pool.h), or a part of the shared-memory slot
+/// a worker process wrote the batch into (worker/shared_slots.h), which goes back to its free
+/// list when the tensors that adopted the batch die. Either may be given back from any thread.
 class BlockSource {
  public:
   virtual ~BlockSource() = default;

@@ -57,8 +57,8 @@ class FeatureBufferPool : public BlockSource, public std::enable_shared_from_thi
 
  private:
   struct Header;
-  /// Bytes before each block: its Header, rounded up so that the block stays 64-byte aligned
-  /// relative to the allocation.
+  /// Bytes before each block: its Header, padded to 64 so that the block keeps the alignment
+  /// that operator new gave the allocation.
   static constexpr std::size_t kHeaderBytes = 64;
   static Header& header_of(void* block) noexcept;
   /// Frees a block and its header for good.
