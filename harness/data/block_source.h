@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 namespace dlreset::data {
 
@@ -43,6 +44,13 @@ class BlockSource {
  protected:
   /// Frees the block of a loan that lend() made; called once for each.
   virtual void give_back(BlockLoan& loan) noexcept { static_cast<void>(loan); }
+};
+
+/// Where a batch's features and labels come from: a thread worker's pools, or a worker
+/// process's slot; the heap where null.
+struct BatchBlocks {
+  std::shared_ptr<BlockSource> features;
+  std::shared_ptr<BlockSource> labels;
 };
 
 }  // namespace dlreset::data

@@ -5,7 +5,7 @@
 
 namespace dlreset::data {
 
-RawBatch fetch_batch(Dataset& dataset, std::vector<std::int64_t> indices, FetchBlocks blocks) {
+RawBatch fetch_batch(Dataset& dataset, std::vector<std::int64_t> indices, BatchBlocks blocks) {
   RawBatch batch;
   batch.sample_shape = dataset.sample_shape();
   const std::int64_t numel = shape_numel(batch.sample_shape);

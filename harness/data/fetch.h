@@ -3,25 +3,19 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
+#include "harness/data/block_source.h"
 #include "harness/data/raw_batch.h"
 
 namespace dlreset::data {
 
 class Dataset;
 
-/// Where a fetched batch's buffers come from; the heap where null.
-struct FetchBlocks {
-  std::shared_ptr<BlockSource> features;
-  std::shared_ptr<BlockSource> labels;
-};
-
 /// Gets every index from the dataset and collates them into one contiguous RawBatch, its
 /// features and labels in blocks from `blocks`; the batch keeps `indices`. Runs in the main
 /// process (0 workers) or in a worker; touches no LibTorch code.
-RawBatch fetch_batch(Dataset& dataset, std::vector<std::int64_t> indices, FetchBlocks blocks = {});
+RawBatch fetch_batch(Dataset& dataset, std::vector<std::int64_t> indices, BatchBlocks blocks = {});
 /// The same, into memory someone else owns (a worker's shared-memory slot): `indices_out` and
 /// `labels` hold indices.size() values, `features` indices.size() × sample_numel() floats.
 void fetch_batch_into(Dataset& dataset, const std::vector<std::int64_t>& indices,

@@ -79,7 +79,7 @@ TEST(SharedSlots, BuffersOverASlotFreeItWhenBothHaveDiedAndTheirCopiesUseTheHeap
   auto* labels_in_place = reinterpret_cast<std::int64_t*>(slots->slot(index) + layout.labels_offset());
   for (int i = 0; i < 32; ++i) in_place[i] = static_cast<float>(i);
   for (int i = 0; i < 4; ++i) labels_in_place[i] = 10 + i;
-  SharedSlots::SlotBlocks blocks = slots->hand_over(index, layout);
+  BatchBlocks blocks = slots->hand_over(index, layout);
   std::optional<LabelBuffer> labels(std::in_place, 4, LabelBuffer::allocator_type(blocks.labels));
   {
     FeatureBuffer features(32, FeatureBuffer::allocator_type(blocks.features));
@@ -102,7 +102,7 @@ TEST(SharedSlots, APartLentOnOutlivesItsBufferAndKeepsTheMappingUntilItIsGivenBa
   const std::weak_ptr<SharedSlots> mapping = slots;
   const int index = slots->acquire();
   const SlotLayout layout{4, 8};
-  SharedSlots::SlotBlocks blocks = slots->hand_over(index, layout);
+  BatchBlocks blocks = slots->hand_over(index, layout);
   BlockSource* labels_source = blocks.labels.get();
   BlockSource* features_source = blocks.features.get();
   BlockLoan* labels_loan = nullptr;

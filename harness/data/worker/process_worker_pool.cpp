@@ -348,7 +348,7 @@ void ProcessWorkerPool::take_from_slot(Worker& worker, Message& message) {
   const auto samples = static_cast<std::size_t>(layout.samples);
   message.batch.indices.assign(indices, indices + samples);
   // The labels and features stay in the slot; the buffers, then the tensors, hold them there.
-  SharedSlots::SlotBlocks blocks = worker.slots->hand_over(message.slot, layout);
+  BatchBlocks blocks = worker.slots->hand_over(message.slot, layout);
   const std::size_t features = samples * static_cast<std::size_t>(numel);
   if (samples > 0) message.batch.labels = LabelBuffer(samples, LabelBuffer::allocator_type(std::move(blocks.labels)));
   if (features > 0) {

@@ -195,7 +195,7 @@ int SharedSlots::in_use() const {
   return count_ - static_cast<int>(free_.size());
 }
 
-SharedSlots::SlotBlocks SharedSlots::hand_over(int index, const SlotLayout& layout) {
+BatchBlocks SharedSlots::hand_over(int index, const SlotLayout& layout) {
   Parts& parts = *parts_[static_cast<std::size_t>(index)];
   std::uint8_t* base = slot(index);
   const std::size_t labels_bytes = layout.features_offset() - layout.labels_offset();
@@ -208,8 +208,8 @@ SharedSlots::SlotBlocks SharedSlots::hand_over(int index, const SlotLayout& layo
   if (taken == 0) release(index);
   // Each shares the ownership of these slots, so the mapping outlives its buffer; no allocation.
   const std::shared_ptr<SharedSlots> self = shared_from_this();
-  return {std::shared_ptr<BlockSource>(self, parts.labels.get()),
-          std::shared_ptr<BlockSource>(self, parts.features.get())};
+  return {std::shared_ptr<BlockSource>(self, parts.features.get()),
+          std::shared_ptr<BlockSource>(self, parts.labels.get())};
 }
 
 void SharedSlots::part_returned(int index) noexcept {

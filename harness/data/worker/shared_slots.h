@@ -76,18 +76,12 @@ class SharedSlots : public std::enable_shared_from_this<SharedSlots> {
   void release(int index) noexcept;
   /// Slots handed out and not yet freed.
   int in_use() const;
-  /// Where the labels and the features of the batch in a slot come from, as the blocks of the
-  /// buffers that hold them (a LabelBuffer, a FeatureBuffer).
-  struct SlotBlocks {
-    std::shared_ptr<BlockSource> labels;
-    std::shared_ptr<BlockSource> features;
-  };
   /// The labels and features of the batch of `layout` in slot `index`, each of which a buffer
   /// must take (allocate a buffer of its size from it) before the slot is handed out again:
   /// the slot is free once both are given back, by their buffers or by the tensors they were
   /// lent to (BlockSource::lend). A batch with neither frees the slot at once. The sources keep
   /// this mapping alive as long as their buffers or loans.
-  SlotBlocks hand_over(int index, const SlotLayout& layout);
+  BatchBlocks hand_over(int index, const SlotLayout& layout);
 
  private:
   class SlotPart;

@@ -54,7 +54,7 @@ class ThreadEndpoint : public WorkerEndpoint {
     state_->exit_signal.wait(lock, [this] { return state_->exit_requested; });
   }
 
-  FetchBlocks fetch_blocks() override { return {state_->features, state_->labels}; }
+  BatchBlocks fetch_blocks() override { return {state_->features, state_->labels}; }
 
  private:
   std::shared_ptr<ThreadWorkerPool::WorkerState> state_;

@@ -6,7 +6,6 @@
 #include <memory>
 
 #include "harness/data/block_source.h"
-#include "harness/data/fetch.h"
 #include "harness/data/worker/protocol.h"
 
 namespace dlreset::data {
@@ -45,7 +44,7 @@ class WorkerEndpoint {
   /// steady state takes no block from the heap for them. Null (process workers): the heap,
   /// since the worker frees the blocks as soon as they are sent and its allocator hands the
   /// same blocks out again.
-  virtual FetchBlocks fetch_blocks() { return {}; }
+  virtual BatchBlocks fetch_blocks() { return {}; }
 };
 
 }  // namespace dlreset::data
