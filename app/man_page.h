@@ -10,7 +10,7 @@ class Option;
 
 namespace dlreset::app {
 
-/// The roff source of the man page of `app`, for `version` ("dlreset 0.2.0"): its description, its own options, and every
+/// The roff source of the man page of `app`, for `version` ("dlreset 0.3.0"): its description, its own options, and every
 /// subcommand with its options, in the order --help lists them. Hidden options (no group) are
 /// left out, as --help leaves them out. The build runs `dlreset --man-page` to write dlreset.1,
 /// so a new subcommand or flag is in the man page as soon as it is in --help.

@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-[ $# -eq 1 ] && [ -f "$1" ] || { echo "check-package.sh: give the .deb to check, e.g. out/package/dlreset_0.2.0_amd64.deb." >&2; exit 2; }
+[ $# -eq 1 ] && [ -f "$1" ] || { echo "check-package.sh: give the .deb to check, e.g. out/package/dlreset_0.3.0_amd64.deb." >&2; exit 2; }
 deb=$(realpath "$1")
 ci/install-deps.sh
 work=$(mktemp -d /tmp/dlreset-package.XXXXXX)

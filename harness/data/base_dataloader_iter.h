@@ -45,10 +45,9 @@ class BaseDataLoaderIter : public BatchIterator {
   virtual std::optional<Batch> next_batch();
   /// How batches are pinned; empty where they are not (collate.h).
   const PinMemoryFunction& pin_memory() const { return pin_memory_; }
-  /// `_next_index`: the next batch of indices of this epoch.
-  std::optional<std::vector<std::int64_t>> next_index() { return sampler_iter_.next(); }
-  /// The same into `indices`, whose buffer is reused; false at the end of the epoch.
-  bool next_index(std::vector<std::int64_t>& indices) { return sampler_iter_.next(indices); }
+  /// `_next_index`: the next batch of indices of this epoch, into `indices`, whose buffer (or
+  /// its pool) is reused; false at the end of the epoch.
+  bool next_index(IndexBuffer& indices) { return sampler_iter_.next(indices); }
 
   std::shared_ptr<LoaderState> state_;
 

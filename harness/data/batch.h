@@ -4,7 +4,8 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
-#include <vector>
+
+#include "harness/data/raw_batch.h"
 
 namespace dlreset::data {
 
@@ -13,7 +14,9 @@ namespace dlreset::data {
 struct Batch {
   at::Tensor inputs;   ///< float32, batch × sample_shape
   at::Tensor targets;  ///< int64, batch
-  std::vector<std::int64_t> indices;
+  /// In a block of the loader's pool, which takes it back when the batch dies; a batch kept
+  /// for good only makes the pool take a new block.
+  IndexBuffer indices;
 
   std::int64_t size() const { return static_cast<std::int64_t>(indices.size()); }
 };

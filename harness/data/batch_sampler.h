@@ -1,8 +1,10 @@
 // Mirrors BatchSampler of torch/utils/data/sampler.py @ v1.13.1.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "harness/data/sampler.h"
 
@@ -26,11 +28,23 @@ class BatchSampler {
         : sampler_(sampler), batch_size_(batch_size), drop_last_(drop_last) {}
     /// The next batch of indices, or nullopt at the end of the epoch.
     std::optional<std::vector<std::int64_t>> next();
-    /// The same into `batch`, reusing its buffer, so that a loader's steady state allocates no
-    /// index list per batch; false (and `batch` untouched) at the end of the epoch.
-    bool next(std::vector<std::int64_t>& batch);
+    /// The same into `batch`, reusing its buffer or its allocator's pool, so that a loader's
+    /// steady state allocates no index list per batch; false (and `batch` untouched) at the
+    /// end of the epoch.
+    template <typename Allocator>
+    bool next(std::vector<std::int64_t, Allocator>& batch) {
+      std::size_t first = 0;
+      std::size_t take = 0;
+      if (!next_range(first, take)) return false;
+      const auto begin = order_.begin() + static_cast<std::ptrdiff_t>(first);
+      batch.assign(begin, begin + static_cast<std::ptrdiff_t>(take));
+      return true;
+    }
 
    private:
+    /// Where the next batch lies in order_ (`take` indices from `first`); false at the end.
+    bool next_range(std::size_t& first, std::size_t& take);
+
     Sampler* sampler_ = nullptr;
     bool drawn_ = false;      ///< The first next() has asked the sampler for the order.
     bool exhausted_ = false;  ///< The order has been read past its end.

@@ -4,11 +4,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
+
+#include "harness/data/sample_shape.h"
 
 namespace dlreset::data {
-
-using SampleShape = std::vector<std::int64_t>;
 
 /// Floats in one sample of `shape`: the product of its sizes (1 for a scalar's empty shape).
 std::int64_t shape_numel(const SampleShape& shape);

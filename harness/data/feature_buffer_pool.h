@@ -1,4 +1,4 @@
-// Recycles the blocks that hold batch features in the main process.
+// Recycles the blocks that hold batch features in the main process (and labels and index lists).
 #pragma once
 
 #include <cstddef>
@@ -22,6 +22,9 @@ struct FeatureBufferPoolLimits {
 };
 
 /// Keeps the blocks of batches that were freed, to hold the next batches of the same size.
+/// Named for the features, its first use; a pool holds one kind of block, and the labels and
+/// index lists of a thread worker's batches, and the index lists of a process worker's, have
+/// pools of their own.
 ///
 /// With process workers every batch arrives in a fresh 200 KB block (batch size 64) and leaves
 /// with the tensor that adopted it. glibc hands such blocks back to the kernel when they free

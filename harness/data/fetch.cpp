@@ -5,7 +5,7 @@
 
 namespace dlreset::data {
 
-RawBatch fetch_batch(Dataset& dataset, std::vector<std::int64_t> indices, BatchBlocks blocks) {
+RawBatch fetch_batch(Dataset& dataset, IndexBuffer indices, BatchBlocks blocks) {
   RawBatch batch;
   batch.sample_shape = dataset.sample_shape();
   const std::int64_t numel = shape_numel(batch.sample_shape);
@@ -20,7 +20,7 @@ RawBatch fetch_batch(Dataset& dataset, std::vector<std::int64_t> indices, BatchB
   return batch;
 }
 
-void fetch_batch_into(Dataset& dataset, const std::vector<std::int64_t>& indices,
+void fetch_batch_into(Dataset& dataset, const IndexBuffer& indices,
                       std::int64_t* indices_out, std::int64_t* labels, float* features) {
   const std::int64_t numel = dataset.sample_numel();
   for (std::size_t i = 0; i < indices.size(); ++i) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/data/block_source.h"
+#include "harness/data/sample_shape.h"
 
 namespace dlreset::data {
 
@@ -23,6 +24,9 @@ class DefaultInitAllocator {
  public:
   using value_type = T;
   using propagate_on_container_move_assignment = std::true_type;
+  /// A buffer copied into keeps its own source: ThreadWorkerPool::send copies a task into a
+  /// message whose index list already draws on the worker's pool.
+  using propagate_on_container_copy_assignment = std::false_type;
   using propagate_on_container_swap = std::true_type;
 
   DefaultInitAllocator() noexcept = default;
@@ -65,14 +69,18 @@ class DefaultInitAllocator {
 using FeatureBuffer = std::vector<float, DefaultInitAllocator<float>>;
 /// A batch's labels, the same way: in a worker process's slot they stay where it wrote them.
 using LabelBuffer = std::vector<std::int64_t, DefaultInitAllocator<std::int64_t>>;
+/// A batch's dataset indices, the same way: the main process takes them from a pool, so that
+/// the index list a Batch keeps costs no allocation a batch. Compares with another
+/// IndexBuffer; to compare with a std::vector, compare the ranges (std::equal).
+using IndexBuffer = std::vector<std::int64_t, DefaultInitAllocator<std::int64_t>>;
 
 /// What a worker sends back: no LibTorch inside, so forked workers never run a LibTorch op
 /// (docs/design.md §4); the parent turns it into tensors (collate.h).
 struct RawBatch {
-  std::vector<std::int64_t> indices;       ///< Dataset indices, in batch order.
+  IndexBuffer indices;                     ///< Dataset indices, in batch order.
   LabelBuffer labels;                      ///< One label per sample.
   FeatureBuffer features;                  ///< indices.size() samples, each sample_numel floats.
-  std::vector<std::int64_t> sample_shape;  ///< Shape of one sample's features, e.g. {1, 28, 28}.
+  SampleShape sample_shape;                ///< Shape of one sample's features, e.g. {1, 28, 28}.
 
   std::int64_t size() const { return static_cast<std::int64_t>(indices.size()); }
 };

@@ -28,7 +28,7 @@ std::optional<std::vector<std::int64_t>> BatchSampler::Iterator::next() {
   return batch;
 }
 
-bool BatchSampler::Iterator::next(std::vector<std::int64_t>& batch) {
+bool BatchSampler::Iterator::next_range(std::size_t& first, std::size_t& take) {
   if (sampler_ == nullptr) return false;
   if (!drawn_) {
     order_ = sampler_->epoch_order();
@@ -43,9 +43,8 @@ bool BatchSampler::Iterator::next(std::vector<std::int64_t>& batch) {
     sampler_->on_exhausted();
   }
   if (left == 0 || (drop_last_ && left < want)) return false;
-  const std::size_t take = std::min(left, want);
-  batch.assign(order_.begin() + static_cast<std::ptrdiff_t>(position_),
-               order_.begin() + static_cast<std::ptrdiff_t>(position_ + take));
+  first = position_;
+  take = std::min(left, want);
   position_ += take;
   return true;
 }

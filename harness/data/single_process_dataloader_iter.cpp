@@ -3,19 +3,22 @@
 
 #include <unistd.h>
 
+#include "harness/data/feature_buffer_pool.h"
 #include "harness/data/fetch.h"
 #include "harness/trace/event_log.h"
 
 namespace dlreset::data {
 
 SingleProcessDataLoaderIter::SingleProcessDataLoaderIter(std::shared_ptr<LoaderState> state)
-    : BaseDataLoaderIter(std::move(state)) {
+    : BaseDataLoaderIter(std::move(state)),
+      blocks_{std::make_shared<FeatureBufferPool>(), std::make_shared<FeatureBufferPool>()},
+      indices_(std::make_shared<FeatureBufferPool>()) {
   reset(/*first_iter=*/true);
 }
 
 std::optional<RawBatch> SingleProcessDataLoaderIter::next_data() {
-  std::optional<std::vector<std::int64_t>> index = next_index();
-  if (!index) return std::nullopt;
+  IndexBuffer indices{IndexBuffer::allocator_type(indices_)};
+  if (!next_index(indices)) return std::nullopt;
   Dataset& dataset = *state_->dataset;
   const std::int64_t loads_before = dataset.loads();
   // A load counts even when the fetch that triggered it then fails.
@@ -30,7 +33,7 @@ std::optional<RawBatch> SingleProcessDataLoaderIter::next_data() {
       }
     }
   } reporter{*state_, dataset, loads_before};
-  return fetch_batch(dataset, std::move(*index));
+  return fetch_batch(dataset, std::move(indices), blocks_);
 }
 
 }  // namespace dlreset::data

@@ -1,7 +1,10 @@
 // Mirrors _SingleProcessDataLoaderIter of torch/utils/data/dataloader.py @ v1.13.1.
 #pragma once
 
+#include <memory>
+
 #include "harness/data/base_dataloader_iter.h"
+#include "harness/data/block_source.h"
 
 namespace dlreset::data {
 
@@ -13,6 +16,13 @@ class SingleProcessDataLoaderIter : public BaseDataLoaderIter {
 
  protected:
   std::optional<RawBatch> next_data() override;
+
+ private:
+  /// Pools for the batches' features and labels, and for their index lists: a batch's blocks
+  /// come back when its tensors and index list die, and the next batch takes them, so an
+  /// epoch allocates per batch only what LibTorch's tensors need, as with workers.
+  BatchBlocks blocks_;
+  std::shared_ptr<BlockSource> indices_;
 };
 
 }  // namespace dlreset::data

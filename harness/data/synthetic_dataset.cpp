@@ -64,7 +64,7 @@ std::unique_ptr<Dataset> SyntheticDataset::clone() const {
 std::string SyntheticDataset::spec() const {
   nlohmann::json spec = {{"kind", "synthetic"},
                          {"size", options_.size},
-                         {"sample_shape", options_.sample_shape},
+                         {"sample_shape", options_.sample_shape.to_vector()},
                          {"num_classes", options_.num_classes},
                          {"marker", options_.marker},
                          {"load_work", options_.load_work}};
@@ -75,7 +75,7 @@ std::unique_ptr<SyntheticDataset> SyntheticDataset::from_spec(const std::string&
   const nlohmann::json spec = nlohmann::json::parse(text);
   SyntheticDatasetOptions options;
   options.size = spec.at("size").get<std::int64_t>();
-  options.sample_shape = spec.at("sample_shape").get<SampleShape>();
+  options.sample_shape = SampleShape(spec.at("sample_shape").get<std::vector<std::int64_t>>());
   options.num_classes = spec.at("num_classes").get<std::int64_t>();
   options.marker = spec.at("marker").get<double>();
   options.load_work = spec.at("load_work").get<std::int64_t>();

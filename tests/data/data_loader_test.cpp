@@ -144,7 +144,7 @@ TEST(DataLoader, CollatesIntoTensorsOfTheSampleShape) {
   EXPECT_EQ(batch->targets.sizes().vec(), (std::vector<std::int64_t>{4}));
   EXPECT_EQ(batch->inputs.scalar_type(), at::kFloat);
   EXPECT_EQ(batch->targets.scalar_type(), at::kLong);
-  EXPECT_EQ(batch->indices, (std::vector<std::int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(batch->indices, (IndexBuffer{0, 1, 2, 3}));
   EXPECT_FLOAT_EQ(batch->inputs[2][0][0][0].item<float>(), 2.0f);
   EXPECT_FLOAT_EQ(batch->inputs[2][0][0][1].item<float>(), 9.0f);
   EXPECT_EQ(batch->targets[3].item<std::int64_t>(), 3);

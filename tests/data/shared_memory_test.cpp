@@ -199,6 +199,26 @@ TEST_P(SharedMemoryBatches, BatchSizeSixtyThousandWithTwoWorkers) {
   EXPECT_EQ(workers_of(*it).batches_without_a_slot(), 0);
 }
 
+/// A ring's descriptor holds up to six sizes of a sample; the batch of a sample of seven dims
+/// still lies in its slot, but is announced over the socket, in a message that carries the
+/// whole shape. A spawned worker learns the shape from the dataset's spec.
+TEST_P(SharedMemoryBatches, ASampleOfMoreDimsThanADescriptorHoldsIsAnnouncedOverTheSocket) {
+  SyntheticDatasetOptions dataset;
+  dataset.sample_shape = {1, 1, 2, 1, 1, 2, 2};
+  auto loader = testing::synthetic_loader(40, options_for(GetParam(), 8, 2), dataset);
+  auto it = loader->iter();
+  std::int64_t batches = 0;
+  while (std::optional<Batch> batch = it->next()) {
+    EXPECT_EQ(batch->inputs.sizes().vec(), (std::vector<std::int64_t>{8, 1, 1, 2, 1, 1, 2, 2}));
+    expect_batch_holds_its_samples(*batch);
+    ++batches;
+  }
+  EXPECT_EQ(batches, 5);
+  EXPECT_EQ(workers_of(*it).batches_in_slots(), 5);
+  EXPECT_EQ(workers_of(*it).batches_without_a_slot(), 0);
+  EXPECT_EQ(workers_of(*it).ring_descriptors(), 5) << "the tasks only: no batch came on the answer ring";
+}
+
 INSTANTIATE_TEST_SUITE_P(ProcessBackends, SharedMemoryBatches,
                          ::testing::Values(StartMethod::fork, StartMethod::spawn),
                          testing::start_method_name);

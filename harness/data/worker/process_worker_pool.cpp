@@ -346,7 +346,8 @@ void ProcessWorkerPool::take_from_slot(Worker& worker, Message& message) {
   }
   const auto* indices = reinterpret_cast<const std::int64_t*>(worker.slots->slot(message.slot));
   const auto samples = static_cast<std::size_t>(layout.samples);
-  message.batch.indices.assign(indices, indices + samples);
+  message.batch.indices = IndexBuffer(samples, IndexBuffer::allocator_type(indices_));
+  std::copy(indices, indices + samples, message.batch.indices.begin());
   // The labels and features stay in the slot; the buffers, then the tensors, hold them there.
   BatchBlocks blocks = worker.slots->hand_over(message.slot, layout);
   const std::size_t features = samples * static_cast<std::size_t>(numel);
@@ -419,7 +420,7 @@ std::optional<Message> ProcessWorkerPool::pop_in_order(Worker& worker) {
   message.slot_samples = descriptor.samples;
   message.time_s = descriptor.time_s;
   const int dims = std::clamp(descriptor.dims, 0, SlotDescriptor::kMaxDims);
-  message.batch.sample_shape.assign(descriptor.shape, descriptor.shape + dims);
+  message.batch.sample_shape = SampleShape(descriptor.shape, descriptor.shape + dims);
   return message;
 }
 

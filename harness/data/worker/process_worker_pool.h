@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/data/feature_buffer_pool.h"
 #include "harness/data/worker/shared_slots.h"
 #include "harness/data/worker/socket_channel.h"
 #include "harness/data/worker/worker_pool.h"
@@ -138,6 +139,9 @@ class ProcessWorkerPool : public WorkerPool {
   std::string loader_;
   LifecycleHandler on_lifecycle_;
   std::vector<Worker> workers_;
+  /// The index lists of batches taken from slots, which the consumer's batches keep; blocks
+  /// come back when those die.
+  std::shared_ptr<FeatureBufferPool> indices_ = std::make_shared<FeatureBufferPool>();
   std::size_t next_ = 0;  ///< Round-robin start for fairness between workers' buffers.
   bool shut_down_ = false;
   std::int64_t batches_in_slots_ = 0;

@@ -23,11 +23,12 @@ class Writer {
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(&value);
     out_.insert(out_.end(), bytes, bytes + sizeof(T));
   }
-  template <typename T, typename Allocator>
-  void put_vector(const std::vector<T, Allocator>& values) {
+  /// A vector, or anything else with data() and size() (a SampleShape).
+  template <typename Values>
+  void put_vector(const Values& values) {
     put<std::uint64_t>(values.size());
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(values.data());
-    out_.insert(out_.end(), bytes, bytes + values.size() * sizeof(T));
+    out_.insert(out_.end(), bytes, bytes + values.size() * sizeof(typename Values::value_type));
   }
   void put_string(const std::string& value) {
     put<std::uint64_t>(value.size());
@@ -207,10 +208,10 @@ void FrameDecoder::parse() {
     message.slot_samples = reader.get<std::int64_t>();
     message.time_s = reader.get<double>();
     message.duration_s = reader.get<double>();
-    message.indices = reader.get_vector<std::int64_t>();
-    message.batch.indices = reader.get_vector<std::int64_t>();
+    message.indices = reader.get_vector<std::int64_t, IndexBuffer::allocator_type>();
+    message.batch.indices = reader.get_vector<std::int64_t, IndexBuffer::allocator_type>();
     message.batch.labels = reader.get_vector<std::int64_t, LabelBuffer::allocator_type>();
-    message.batch.sample_shape = reader.get_vector<std::int64_t>();
+    message.batch.sample_shape = SampleShape(reader.get_vector<std::int64_t>());
     message.error_type = reader.get_string();
     message.text = reader.get_string();
     begin_ += kHeaderSize + head;

@@ -58,7 +58,7 @@ struct Message {
   std::int64_t slot_samples = -1;
   double time_s = 0.0;      ///< Monotonic clock, shared by all processes.
   double duration_s = 0.0;  ///< dataset_loaded: how long the load took.
-  std::vector<std::int64_t> indices;  ///< task
+  IndexBuffer indices;                ///< task
   RawBatch batch;                     ///< batch
   std::string error_type;             ///< error
   std::string text;                   ///< error message, or setup JSON

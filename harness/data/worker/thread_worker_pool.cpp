@@ -24,6 +24,8 @@ struct ThreadWorkerPool::WorkerState {
   /// Its batches' feature and label blocks, handed back when the consumer's tensors die.
   std::shared_ptr<FeatureBufferPool> features = std::make_shared<FeatureBufferPool>();
   std::shared_ptr<FeatureBufferPool> labels = std::make_shared<FeatureBufferPool>();
+  /// Its tasks' index lists, which their batches keep.
+  std::shared_ptr<FeatureBufferPool> indices = std::make_shared<FeatureBufferPool>();
   std::mutex mutex;
   std::condition_variable exit_signal;
   bool exit_requested = false;  ///< PyTorch's done_event, per worker.
@@ -94,7 +96,14 @@ std::int64_t ThreadWorkerPool::feature_blocks_allocated() const {
 }
 
 void ThreadWorkerPool::send(int worker_id, const Message& message) {
-  workers_.at(static_cast<std::size_t>(worker_id))->inbox.push(message);
+  WorkerState& worker = *workers_.at(static_cast<std::size_t>(worker_id));
+  // The copy's index list draws on the worker's pool: a buffer copied into keeps its own
+  // source (raw_batch.h), so the task, and then the batch that keeps its indices, take a
+  // block the consumer's last batches gave back instead of a new one.
+  Message task;
+  task.indices = IndexBuffer(IndexBuffer::allocator_type(worker.indices));
+  task = message;
+  worker.inbox.push(std::move(task));
 }
 
 bool ThreadWorkerPool::consume_lifecycle(const Message& message) {
