@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <new>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,9 @@ struct Backend {
   int num_workers = 2;
   StartMethod start_method = StartMethod::thread;
 };
+
+/// So that a failure names the back-end rather than the struct's bytes.
+void PrintTo(const Backend& backend, std::ostream* out) { *out << backend.name; }
 
 /// Allocations over kBatchesCounted batches of the second epoch of a loader (a persistent one
 /// where it has workers), after its first 20: each batch is kept until the next one arrives,
