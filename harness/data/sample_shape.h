@@ -27,14 +27,10 @@ class SampleShape {
 
   SampleShape() = default;
   SampleShape(std::initializer_list<std::int64_t> sizes) : SampleShape(sizes.begin(), sizes.end()) {}
-  SampleShape(const std::int64_t* first, const std::int64_t* last) {
-    size_ = static_cast<std::size_t>(last - first);
-    if (size_ <= kInlineDims) {
-      std::copy(first, last, inline_.begin());
-    } else {
-      heap_.assign(first, last);
-    }
-  }
+  /// Out of line: inlined where the range is a short fixed array (a ring descriptor's shape),
+  /// GCC's -Warray-bounds at -O2 takes the heap branch, which that caller never reaches, for a
+  /// read past the array.
+  SampleShape(const std::int64_t* first, const std::int64_t* last);
   explicit SampleShape(const std::vector<std::int64_t>& sizes) : SampleShape(sizes.data(), sizes.data() + sizes.size()) {}
 
   const std::int64_t* data() const { return size_ <= kInlineDims ? inline_.data() : heap_.data(); }
