@@ -12,16 +12,13 @@ Standard library only.
 
 import argparse
 import json
+import re
 import statistics
 import sys
 
-SUFFIXES = ("/real_time", "/iterations:15")
-
-
 def short_name(run_name):
-    for suffix in SUFFIXES:
-        run_name = run_name.replace(suffix, "")
-    return run_name
+    """The name without the parts every run of a family shares (iterations, real time)."""
+    return re.sub(r"/(iterations:\d+|real_time)", "", run_name)
 
 
 def load(path):

@@ -46,8 +46,8 @@ class BlockSource {
   virtual void give_back(BlockLoan& loan) noexcept { static_cast<void>(loan); }
 };
 
-/// Where a batch's features and labels come from: a thread worker's pools, or a worker
-/// process's slot; the heap where null.
+/// Where a batch's features and labels come from: a thread worker's pools, a worker process's
+/// slot, or, without workers, the iterator's pools; the heap where null.
 struct BatchBlocks {
   std::shared_ptr<BlockSource> features;
   std::shared_ptr<BlockSource> labels;

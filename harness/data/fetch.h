@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "harness/data/block_source.h"
 #include "harness/data/raw_batch.h"
