@@ -44,6 +44,11 @@ std::int64_t drain_epoch(data::DataLoader& loader) {
   return batches;
 }
 
+/// Seconds on the steady clock, which all processes of this machine share.
+double steady_now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 /// CPU time (user and system) of this process so far, in seconds: the main process's, and
 /// with thread workers theirs too, since they are its threads.
 double main_cpu_s() {
@@ -59,9 +64,9 @@ long minor_faults() {
   return usage.ru_minflt;
 }
 
-/// A field of /proc/PID/status in KiB ("VmHWM": the peak resident set, "VmRSS": the current
-/// one), 0 when it cannot be read.
-double status_kib(const std::string& pid, const std::string& field) {
+/// A number of /proc/PID/status: in KiB for "VmHWM" (the peak resident set) and "VmRSS" (the
+/// current one), a count for "voluntary_ctxt_switches"; 0 when it cannot be read.
+double status_field(const std::string& pid, const std::string& field) {
   std::ifstream status("/proc/" + pid + "/status");
   std::string line;
   while (std::getline(status, line)) {
@@ -77,7 +82,7 @@ double reset_peak_rss(benchmark::State& state) {
   clear_refs << "5";
   clear_refs.flush();
   if (!clear_refs) state.SkipWithError("Writing 5 to /proc/self/clear_refs failed, so the peak RSS cannot be reset.");
-  return status_kib("self", "VmRSS");
+  return status_field("self", "VmRSS");
 }
 
 /// The peak RSS that the loader added, in every process, in MiB: the main process's peak above
@@ -101,10 +106,10 @@ std::int64_t doorbells(data::DataLoader& loader) {
 }
 
 double peak_rss_added_mib(data::DataLoader& loader, double base_kib) {
-  double kib = status_kib("self", "VmHWM") - base_kib;
+  double kib = status_field("self", "VmHWM") - base_kib;
   const bool forked = loader.options().start_method == data::StartMethod::fork;
   for (const std::int64_t pid : worker_process_pids(loader)) {
-    kib += status_kib(std::to_string(pid), "VmHWM") - (forked ? base_kib : 0.0);
+    kib += status_field(std::to_string(pid), "VmHWM") - (forked ? base_kib : 0.0);
   }
   return kib / 1024.0;
 }
@@ -144,6 +149,25 @@ double worker_cpu_s(data::DataLoader& loader) {
   return seconds;
 }
 
+/// Seconds of this machine's CPUs that its hypervisor gave to other guests so far (the
+/// "steal" of /proc/stat's first line, in clock ticks), or 0 where it is not counted.
+double stolen_s() {
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  double ticks[8] = {};
+  stat >> cpu;
+  for (double& field : ticks) stat >> field;
+  return stat ? ticks[7] / static_cast<double>(::sysconf(_SC_CLK_TCK)) : 0.0;
+}
+
+/// The share of the machine's CPU time that its hypervisor took over `wall_s` seconds in which
+/// it took `stolen` seconds: on a shared virtual machine, the phases in which the back-ends fare
+/// differently.
+double stolen_share(double stolen, double wall_s) {
+  const double cpus = static_cast<double>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  return wall_s > 0.0 ? stolen / (cpus * wall_s) : 0.0;
+}
+
 /// Times epochs of `loader` after a warm-up epoch in which every worker loaded its copy (the
 /// steady state of a training run's data loading), and sets the counters both loader
 /// families report.
@@ -154,8 +178,11 @@ void time_epochs(benchmark::State& state, data::DataLoader& loader, std::int64_t
   const double worker_cpu_before = worker_cpu_s(loader);
   const long faults_before = minor_faults();
   const std::int64_t doorbells_before = doorbells(loader);
+  const double stolen_before = stolen_s();
+  const double start = steady_now_s();
   for (auto _ : state) batches += drain_epoch(loader);
   set_rate_counters(state, batches, batch_size, cpu_before);
+  state.counters["stolen"] = stolen_share(stolen_s() - stolen_before, steady_now_s() - start);
   // Where the process back-ends' time goes beside the main process's: the two add up to all
   // the CPU a batch costs (a thread back-end's is all in main_cpu_us_per_batch).
   state.counters["worker_cpu_us_per_batch"] =
@@ -187,6 +214,97 @@ void BM_LoaderEpoch(benchmark::State& state, const BenchConfig& config) {
                           epoch_options(method, workers, config.batch_size, shared_memory));
   time_epochs(state, loader, config.batch_size);
   state.SetLabel(transport_label(method, workers, shared_memory));
+}
+
+/// Context switches of this process (all its threads) and of `loader`'s worker processes so
+/// far: voluntary (the task slept) and involuntary (the scheduler took the core).
+struct Switches {
+  double voluntary = 0.0;
+  double involuntary = 0.0;
+};
+
+Switches switches(data::DataLoader& loader) {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  Switches total{static_cast<double>(usage.ru_nvcsw), static_cast<double>(usage.ru_nivcsw)};
+  for (const std::int64_t pid : worker_process_pids(loader)) {
+    total.voluntary += status_field(std::to_string(pid), "voluntary_ctxt_switches");
+    total.involuntary += status_field(std::to_string(pid), "nonvoluntary_ctxt_switches");
+  }
+  return total;
+}
+
+/// One loader's side of BM_LoaderEpochPaired, summed over its epochs.
+struct EpochTotals {
+  std::int64_t batches = 0;
+  double seconds = 0.0;
+  /// CPU seconds of the main process and the worker processes together.
+  double cpu_s = 0.0;
+  double stolen_s = 0.0;
+  Switches switches;
+};
+
+/// Times one epoch of `loader` alone, on the steady clock, and adds it to `totals`.
+void timed_epoch(data::DataLoader& loader, EpochTotals& totals) {
+  const Switches before = switches(loader);
+  const double cpu_before = main_cpu_s() + worker_cpu_s(loader);
+  const double stolen_before = stolen_s();
+  const double start = steady_now_s();
+  totals.batches += drain_epoch(loader);
+  totals.seconds += steady_now_s() - start;
+  totals.stolen_s += stolen_s() - stolen_before;
+  totals.cpu_s += main_cpu_s() + worker_cpu_s(loader) - cpu_before;
+  const Switches after = switches(loader);
+  totals.switches.voluntary += after.voluntary - before.voluntary;
+  totals.switches.involuntary += after.involuntary - before.involuntary;
+}
+
+/// BM_LoaderEpoch's ratio of a process back-end to the thread back-end, measured so that this
+/// machine's drift cannot enter it. BM_LoaderEpoch times the two back-ends in repetitions of
+/// their own, seconds to minutes apart, and a neighbour's busy minute lands on one of them;
+/// here a loader of process workers and one of thread workers, both warm and over the same
+/// images, take turns epoch by epoch, and each epoch is timed alone. The thread loader goes
+/// first in even iterations and second in odd ones, so that neither always follows the other.
+/// `against_thread` is the process loader's batches/s over the thread loader's within the
+/// repetition; the benchmark's own time is that of a pair of epochs.
+void BM_LoaderEpochPaired(benchmark::State& state, const BenchConfig& config) {
+  const auto method = kMethods[state.range(0)];
+  const int workers = static_cast<int>(state.range(1));
+  data::DataLoader process(std::shared_ptr<data::Dataset>(data::make_fashion_mnist(config.data_dir, "train")),
+                           epoch_options(method, workers, config.batch_size, true));
+  data::DataLoader thread(std::shared_ptr<data::Dataset>(data::make_fashion_mnist(config.data_dir, "train")),
+                          epoch_options(data::StartMethod::thread, workers, config.batch_size, true));
+  drain_epoch(process);
+  drain_epoch(thread);
+  EpochTotals process_side;
+  EpochTotals thread_side;
+  std::int64_t pair = 0;
+  for (auto _ : state) {
+    if (pair++ % 2 == 0) {
+      timed_epoch(thread, thread_side);
+      timed_epoch(process, process_side);
+    } else {
+      timed_epoch(process, process_side);
+      timed_epoch(thread, thread_side);
+    }
+  }
+  const double process_rate = static_cast<double>(process_side.batches) / process_side.seconds;
+  const double thread_rate = static_cast<double>(thread_side.batches) / thread_side.seconds;
+  state.counters["batches_per_s"] = process_rate;
+  state.counters["thread_batches_per_s"] = thread_rate;
+  state.counters["against_thread"] = process_rate / thread_rate;
+  const auto per_batch = [](double count, const EpochTotals& side) {
+    return count / static_cast<double>(std::max<std::int64_t>(side.batches, 1));
+  };
+  state.counters["cpu_us_per_batch"] = 1e6 * per_batch(process_side.cpu_s, process_side);
+  state.counters["thread_cpu_us_per_batch"] = 1e6 * per_batch(thread_side.cpu_s, thread_side);
+  state.counters["stolen"] = stolen_share(process_side.stolen_s, process_side.seconds);
+  state.counters["thread_stolen"] = stolen_share(thread_side.stolen_s, thread_side.seconds);
+  state.counters["sleeps_per_batch"] = per_batch(process_side.switches.voluntary, process_side);
+  state.counters["thread_sleeps_per_batch"] = per_batch(thread_side.switches.voluntary, thread_side);
+  state.counters["preemptions_per_batch"] = per_batch(process_side.switches.involuntary, process_side);
+  state.counters["thread_preemptions_per_batch"] = per_batch(thread_side.switches.involuntary, thread_side);
+  state.SetLabel(transport_label(method, workers, true) + " against thread, epochs alternating");
 }
 
 /// BM_LoaderEpoch at 4 workers over batch sizes, with the peak RSS the loader added in every
@@ -224,7 +342,7 @@ void BM_LibTorchLoaderEpoch(benchmark::State& state, DecompressedFashionMnist& f
     }
   }
   set_rate_counters(state, batches, batch_size, cpu_before);
-  state.counters["peak_rss_added_mib"] = (status_kib("self", "VmHWM") - base_kib) / 1024.0;
+  state.counters["peak_rss_added_mib"] = (status_field("self", "VmHWM") - base_kib) / 1024.0;
   state.SetLabel("libtorch threads, " + std::to_string(workers) + " workers, batch " + std::to_string(batch_size));
 }
 
@@ -234,10 +352,6 @@ struct StartupTimes {
   double started_s = NAN;
   double shut_down_s = NAN;
 };
-
-double steady_now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 /// What one rank does at 1.5.0's epoch start: a new iterator, whose W new workers each load the
 /// dataset and deliver their first batch; then that iterator's shutdown.
@@ -402,6 +516,17 @@ void register_loader_benchmarks(const BenchConfig& config, DecompressedFashionMn
     }
   }
   ours->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(kLoaderEpochs);
+
+  // 16 pairs: each side runs about as many epochs as in a repetition of BM_LoaderEpoch, an even
+  // number, so that each goes first in half of the pairs.
+  benchmark::RegisterBenchmark("BM_LoaderEpochPaired", [&config](benchmark::State& state) {
+    BM_LoaderEpochPaired(state, config);
+  })
+      ->ArgNames({"start", "workers"})
+      ->ArgsProduct({{1, 2}, {1, 2, 4}})
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime()
+      ->Iterations(16);
 
   auto* sizes = benchmark::RegisterBenchmark("BM_LoaderBatchSize", [&config](benchmark::State& state) {
     BM_LoaderBatchSize(state, config);

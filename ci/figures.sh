@@ -23,7 +23,7 @@ common=(--benchmark_repetitions=3 --benchmark_enable_random_interleaving=true
 
 echo "== Loader, worker start-up and watched-store benchmarks"
 "$bench" "${common[@]}" --benchmark_out="$out/bench-loader.json" \
-  --benchmark_filter='BM_LoaderEpoch|BM_LoaderBatchSize|BM_LibTorchLoaderEpoch|BM_WorkerStartup|BM_WatchedStore'
+  --benchmark_filter='BM_LoaderEpoch|BM_LoaderEpochPaired|BM_LoaderBatchSize|BM_LibTorchLoaderEpoch|BM_WorkerStartup|BM_WatchedStore'
 
 echo "== Whole fits and the compute-only floor (5 epochs of 50 + 10 batches)"
 "$bench" "${common[@]}" --benchmark_out="$out/bench-fit.json" \
