@@ -17,6 +17,7 @@
 #include <cmath>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -216,20 +217,49 @@ void BM_LoaderEpoch(benchmark::State& state, const BenchConfig& config) {
   state.SetLabel(transport_label(method, workers, shared_memory));
 }
 
-/// Context switches of this process (all its threads) and of `loader`'s worker processes so
-/// far: voluntary (the task slept) and involuntary (the scheduler took the core).
-struct Switches {
-  double voluntary = 0.0;
-  double involuntary = 0.0;
+/// Events of this process (all its threads) and of `loader`'s worker processes so far: context
+/// switches, voluntary (the task slept) and involuntary (the scheduler took the core), and
+/// minor page faults.
+struct SchedulerCounts {
+  double sleeps = 0.0;
+  double preemptions = 0.0;
+  double minor_faults = 0.0;
+
+  SchedulerCounts& operator+=(const SchedulerCounts& other) {
+    sleeps += other.sleeps;
+    preemptions += other.preemptions;
+    minor_faults += other.minor_faults;
+    return *this;
+  }
+  SchedulerCounts operator-(const SchedulerCounts& other) const {
+    return {sleeps - other.sleeps, preemptions - other.preemptions, minor_faults - other.minor_faults};
+  }
 };
 
-Switches switches(data::DataLoader& loader) {
+/// The minor page faults of process `pid` so far: field 10 of /proc/PID/stat, the eighth after
+/// the command name's closing parenthesis; 0 when it cannot be read.
+double process_minor_faults(std::int64_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const std::size_t name_end = line.rfind(')');
+  if (name_end == std::string::npos) return 0.0;
+  std::istringstream fields(line.substr(name_end + 1));
+  std::string field;
+  for (int i = 0; i < 8 && fields >> field; ++i) {
+  }
+  return fields ? std::stod(field) : 0.0;
+}
+
+SchedulerCounts scheduler_counts(data::DataLoader& loader) {
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
-  Switches total{static_cast<double>(usage.ru_nvcsw), static_cast<double>(usage.ru_nivcsw)};
+  SchedulerCounts total{static_cast<double>(usage.ru_nvcsw), static_cast<double>(usage.ru_nivcsw),
+                        static_cast<double>(usage.ru_minflt)};
   for (const std::int64_t pid : worker_process_pids(loader)) {
-    total.voluntary += status_field(std::to_string(pid), "voluntary_ctxt_switches");
-    total.involuntary += status_field(std::to_string(pid), "nonvoluntary_ctxt_switches");
+    total.sleeps += status_field(std::to_string(pid), "voluntary_ctxt_switches");
+    total.preemptions += status_field(std::to_string(pid), "nonvoluntary_ctxt_switches");
+    total.minor_faults += process_minor_faults(pid);
   }
   return total;
 }
@@ -241,12 +271,12 @@ struct EpochTotals {
   /// CPU seconds of the main process and the worker processes together.
   double cpu_s = 0.0;
   double stolen_s = 0.0;
-  Switches switches;
+  SchedulerCounts counts;
 };
 
 /// Times one epoch of `loader` alone, on the steady clock, and adds it to `totals`.
 void timed_epoch(data::DataLoader& loader, EpochTotals& totals) {
-  const Switches before = switches(loader);
+  const SchedulerCounts before = scheduler_counts(loader);
   const double cpu_before = main_cpu_s() + worker_cpu_s(loader);
   const double stolen_before = stolen_s();
   const double start = steady_now_s();
@@ -254,9 +284,7 @@ void timed_epoch(data::DataLoader& loader, EpochTotals& totals) {
   totals.seconds += steady_now_s() - start;
   totals.stolen_s += stolen_s() - stolen_before;
   totals.cpu_s += main_cpu_s() + worker_cpu_s(loader) - cpu_before;
-  const Switches after = switches(loader);
-  totals.switches.voluntary += after.voluntary - before.voluntary;
-  totals.switches.involuntary += after.involuntary - before.involuntary;
+  totals.counts += scheduler_counts(loader) - before;
 }
 
 /// BM_LoaderEpoch's ratio of a process back-end to the thread back-end, measured so that this
@@ -300,10 +328,12 @@ void BM_LoaderEpochPaired(benchmark::State& state, const BenchConfig& config) {
   state.counters["thread_cpu_us_per_batch"] = 1e6 * per_batch(thread_side.cpu_s, thread_side);
   state.counters["stolen"] = stolen_share(process_side.stolen_s, process_side.seconds);
   state.counters["thread_stolen"] = stolen_share(thread_side.stolen_s, thread_side.seconds);
-  state.counters["sleeps_per_batch"] = per_batch(process_side.switches.voluntary, process_side);
-  state.counters["thread_sleeps_per_batch"] = per_batch(thread_side.switches.voluntary, thread_side);
-  state.counters["preemptions_per_batch"] = per_batch(process_side.switches.involuntary, process_side);
-  state.counters["thread_preemptions_per_batch"] = per_batch(thread_side.switches.involuntary, thread_side);
+  state.counters["sleeps_per_batch"] = per_batch(process_side.counts.sleeps, process_side);
+  state.counters["thread_sleeps_per_batch"] = per_batch(thread_side.counts.sleeps, thread_side);
+  state.counters["preemptions_per_batch"] = per_batch(process_side.counts.preemptions, process_side);
+  state.counters["thread_preemptions_per_batch"] = per_batch(thread_side.counts.preemptions, thread_side);
+  state.counters["minor_faults_per_batch"] = per_batch(process_side.counts.minor_faults, process_side);
+  state.counters["thread_minor_faults_per_batch"] = per_batch(thread_side.counts.minor_faults, thread_side);
   state.SetLabel(transport_label(method, workers, true) + " against thread, epochs alternating");
 }
 
