@@ -12,7 +12,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <filesystem>
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <sstream>
 #include <thread>
@@ -722,6 +724,42 @@ TEST(ForkWorkers, ReadADescriptorTheDatasetOpenedBeforeTheFork) {
   std::remove(path.c_str());
   ASSERT_EQ(labels.size(), static_cast<std::size_t>(kSamples));
   for (std::int64_t i = 0; i < kSamples; ++i) EXPECT_EQ(labels[static_cast<std::size_t>(i)], 100 + i);
+}
+
+/// How many of process `pid`'s descriptors are of each anonymous-inode kind ("pidfd",
+/// "eventfd", "eventpoll"), read from the links in /proc/PID/fd.
+std::map<std::string, int> anonymous_descriptors(std::int64_t pid) {
+  std::map<std::string, int> kinds;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", error)) {
+    const std::string target = std::filesystem::read_symlink(entry.path(), error).string();
+    const std::string prefix = "anon_inode:";
+    if (error || target.rfind(prefix, 0) != 0) continue;
+    std::string kind = target.substr(prefix.size());
+    if (!kind.empty() && kind.front() == '[') kind = kind.substr(1, kind.size() - 2);
+    ++kinds[kind];
+  }
+  return kinds;
+}
+
+/// A fork worker keeps what the program opened, but nothing of the main process's hold on its
+/// workers: not an earlier worker's pidfd (which each later fork inherited), not the pool's
+/// epoll set or wake-up descriptor, not another worker's doorbells. Its own two bells stay.
+TEST(ForkWorkers, KeepNoPidfdOrEpollSetOfTheMainProcessAndOnlyTheirOwnBells) {
+  constexpr int kWorkers = 3;
+  auto loader = synthetic_loader(12, worker_options(StartMethod::fork, kWorkers));
+  auto it = loader->iter();
+  for (int w = 0; w < kWorkers; ++w) ASSERT_TRUE(it->next().has_value());  // every worker is up
+  const auto* workers = dynamic_cast<const MultiProcessingDataLoaderIter*>(it.get());
+  ASSERT_NE(workers, nullptr);
+  const std::vector<std::int64_t> pids = workers->worker_pids();
+  ASSERT_EQ(pids.size(), static_cast<std::size_t>(kWorkers));
+  for (const std::int64_t pid : pids) {
+    std::map<std::string, int> kinds = anonymous_descriptors(pid);
+    EXPECT_EQ(kinds["pidfd"], 0) << "worker pid " << pid;
+    EXPECT_EQ(kinds["eventpoll"], 0) << "worker pid " << pid;
+    EXPECT_EQ(kinds["eventfd"], 2) << "worker pid " << pid << ": its task bell and its answer bell";
+  }
 }
 
 TEST_P(ProcessBackend, WorkerThatCrashesOnASampleIsReported) {

@@ -117,6 +117,9 @@ ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunc
       }
       hand_over();
       worker.pidfd = open_pidfd(worker.pid);
+      // A worker forked later, by this pool or another, must not keep it: it is the main
+      // process's hold on this worker.
+      if (worker.pidfd >= 0) register_parent_only_fd(worker.pidfd);
       if (worker.slots) {
         worker.tasks = worker.slots->tasks();
         worker.answers = worker.slots->answers();
@@ -209,8 +212,12 @@ void ProcessWorkerPool::reap(Worker& worker, std::chrono::milliseconds timeout, 
     worker.wait_status = status;
     record(static_cast<int>(trace::EventKind::worker_exit), worker);
   }
-  if (worker.reaped && worker.pidfd >= 0) {
+  // After the last try too, even unreaped (the program reaped it itself: ECHILD): a pidfd left
+  // open would stay on the parent-only list, and its number, once reused for a file of the
+  // program's, would be closed in every later fork worker.
+  if ((worker.reaped || kill_after) && worker.pidfd >= 0) {
     unwatch(worker.pidfd);
+    unregister_parent_only_fd(worker.pidfd);
     ::close(worker.pidfd);
     worker.pidfd = -1;
   }
