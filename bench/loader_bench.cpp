@@ -246,8 +246,7 @@ double process_minor_faults(std::int64_t pid) {
   if (name_end == std::string::npos) return 0.0;
   std::istringstream fields(line.substr(name_end + 1));
   std::string field;
-  for (int i = 0; i < 8 && fields >> field; ++i) {
-  }
+  for (int i = 0; i < 8; ++i) fields >> field;
   return fields ? std::stod(field) : 0.0;
 }
 

@@ -3,10 +3,11 @@
 
 Reads Google Benchmark JSON written by `dlreset_bench --benchmark_out=F --benchmark_out_format=json`
 (any mix of the BM_LoaderEpoch, BM_LoaderEpochPaired, BM_LoaderBatchSize, BM_LibTorchLoaderEpoch,
-BM_WorkerStartup, BM_WatchedStore, BM_Fit and BM_ComputeOnly families) and sweep JSON written by plots/sweep.py (a sweep over rank counts
-gets tables of its own), and prints Markdown: the tables, the cost models of the buggy overhead,
-one process and across ranks, and each target of docs/results.md with its measured
-value and whether it is met. Nothing is hard-coded: every number comes from the inputs.
+BM_WorkerStartup, BM_WatchedStore, BM_Fit and BM_ComputeOnly families) and sweep JSON written by
+plots/sweep.py (a sweep over rank counts gets tables of its own), and prints Markdown: the
+tables, the cost models of the buggy overhead, one process and across ranks, and each target of
+docs/results.md with its measured value and whether it is met. Nothing is hard-coded: every
+number comes from the inputs.
 """
 
 import argparse

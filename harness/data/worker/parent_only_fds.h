@@ -9,10 +9,11 @@ namespace dlreset::data {
 
 /// Every descriptor the main process holds for its process workers: its end of each worker's
 /// channel, each worker's shared-memory slots and pidfd, in every loader at once, each pool's
-/// wake-up eventfd and epoll set, and a new worker's end of its channel until it is handed over. A forked
-/// worker inherits all of the main process's descriptors and must keep them, as PyTorch's do: a
-/// dataset may hold a file, an HDF5 or LMDB handle or a log opened before the fork. It closes
-/// only these (all but its own channel), and unmaps the other workers' shared-memory slots.
+/// wake-up eventfd and epoll set, and a new worker's end of its channel until it is handed
+/// over. A forked worker inherits all of the main process's descriptors and must keep them, as
+/// PyTorch's do: a dataset may hold a file, an HDF5 or LMDB handle or a log opened before the
+/// fork. It closes only these (all but its own channel), and unmaps the other workers'
+/// shared-memory slots.
 ///
 /// The one piece of process-wide mutable state of the worker layer (docs/design.md §4): a fork
 /// in one loader must see the channels of all the others. Thread-safe.
