@@ -19,6 +19,11 @@ namespace dlreset::watch {
 
 namespace {
 
+/// The type of proc_event's `what`: an enum nested in the struct in kernel headers before 6.6
+/// (proc_event::PROC_EVENT_FORK), one at file scope from 6.6 on (PROC_EVENT_FORK). Naming the
+/// enumerators through the member's own type works with both.
+using ProcEventWhat = decltype(proc_event::what);
+
 /// How long open() waits for the fork event of its own probe child. The kernel queues the
 /// event before fork() returns, so on a machine where the connector works it is there at once;
 /// the bound only decides how long a silent connector delays the fall-back to polling.
@@ -124,18 +129,18 @@ int ProcConnector::drain(std::vector<ProcessEvent>& out) {
       ProcessEvent reduced;
       reduced.time_s = static_cast<double>(event->timestamp_ns) * 1e-9;
       switch (event->what) {
-        case proc_event::PROC_EVENT_FORK:
+        case ProcEventWhat::PROC_EVENT_FORK:
           // A new thread is a fork event too; only a new thread group is a process.
           if (event->event_data.fork.child_pid != event->event_data.fork.child_tgid) continue;
           reduced.kind = ProcessEvent::Kind::fork;
           reduced.pid = event->event_data.fork.child_tgid;
           reduced.parent = event->event_data.fork.parent_tgid;
           break;
-        case proc_event::PROC_EVENT_EXEC:
+        case ProcEventWhat::PROC_EVENT_EXEC:
           reduced.kind = ProcessEvent::Kind::exec;
           reduced.pid = event->event_data.exec.process_tgid;
           break;
-        case proc_event::PROC_EVENT_EXIT:
+        case ProcEventWhat::PROC_EVENT_EXIT:
           // Each thread's exit is reported; the leader's stands for the process.
           if (event->event_data.exit.process_pid != event->event_data.exit.process_tgid) continue;
           reduced.kind = ProcessEvent::Kind::exit;
