@@ -99,7 +99,9 @@ void BM_ComputeOnly(benchmark::State& state, const BenchConfig& config) {
   for (auto _ : state) {
     workload::FashionMnistModule model(workload_options(config));
     const int sanity_steps = std::min<int>(2, static_cast<int>(val_batches.size()));
-    for (int i = 0; i < sanity_steps; ++i) model.validation_step(val_batches[static_cast<std::size_t>(i)], i);
+    for (int i = 0; i < sanity_steps; ++i) {
+      model.validation_step(model.transfer_batch_to_device(val_batches[static_cast<std::size_t>(i)]), i);
+    }
     double total = 0.0;
     for (int epoch = 0; epoch < config.epochs; ++epoch) {
       const auto start = std::chrono::steady_clock::now();

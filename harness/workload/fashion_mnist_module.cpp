@@ -10,7 +10,10 @@
 #include <torch/optim/sgd.h>
 #include <torch/utils.h>
 
+#include <algorithm>
+#include <array>
 #include <stdexcept>
+#include <string>
 
 #include "harness/workload/device.h"
 
@@ -46,6 +49,27 @@ TORCH_MODULE(Net);
 }  // namespace
 
 struct FashionMnistModule::Impl {
+  /// The last batches transfer_batch_to_device handed out, by their inputs' tensor: a step takes
+  /// only those. On the CPU the transfer moves nothing, so a step on a batch that skipped it
+  /// would run here and fail only on a GPU; this way it fails on the CPU too.
+  static constexpr std::size_t kTransferred = 4;
+  std::array<const void*, kTransferred> transferred{};
+  std::size_t next_transferred = 0;
+
+  void check_transferred(const data::Batch& batch, const char* step) const {
+    if (batch.inputs.device() != device) {
+      throw std::logic_error(std::string("FashionMnistModule::") + step + " got a batch on " +
+                             batch.inputs.device().str() + " while the model is on " + device.str() +
+                             "; pass it through transfer_batch_to_device first.");
+    }
+    const void* inputs = batch.inputs.unsafeGetTensorImpl();
+    if (std::find(transferred.begin(), transferred.end(), inputs) == transferred.end()) {
+      throw std::logic_error(std::string("FashionMnistModule::") + step +
+                             " got a batch that did not go through transfer_batch_to_device; on a GPU "
+                             "it would be on the wrong device. Pass every batch through it before a step.");
+    }
+  }
+
   DeviceChoice device_choice;
   torch::Device device{torch::kCPU};
   Net net{nullptr};
@@ -100,10 +124,12 @@ std::vector<std::pair<std::string, at::Tensor>> FashionMnistModule::named_parame
 }
 
 data::Batch FashionMnistModule::transfer_batch_to_device(data::Batch batch) {
-  if (!on_cuda()) return batch;
-  // Non-blocking only helps from page-locked memory (the loader's pin_memory).
-  batch.inputs = batch.inputs.to(impl_->device, /*non_blocking=*/batch.inputs.is_pinned());
-  batch.targets = batch.targets.to(impl_->device, /*non_blocking=*/batch.targets.is_pinned());
+  if (on_cuda()) {
+    // Non-blocking only helps from page-locked memory (the loader's pin_memory).
+    batch.inputs = batch.inputs.to(impl_->device, /*non_blocking=*/batch.inputs.is_pinned());
+    batch.targets = batch.targets.to(impl_->device, /*non_blocking=*/batch.targets.is_pinned());
+  }
+  impl_->transferred[impl_->next_transferred++ % Impl::kTransferred] = batch.inputs.unsafeGetTensorImpl();
   return batch;
 }
 
@@ -120,6 +146,7 @@ void FashionMnistModule::all_reduce_gradients() {
 }
 
 double FashionMnistModule::training_step(const data::Batch& batch, std::int64_t /*batch_idx*/) {
+  impl_->check_transferred(batch, "training_step");
   impl_->net->train();
   impl_->optimizer->zero_grad();
   torch::Tensor logits = impl_->net->forward(batch.inputs);
@@ -134,6 +161,7 @@ double FashionMnistModule::training_step(const data::Batch& batch, std::int64_t 
 }
 
 double FashionMnistModule::validation_step(const data::Batch& batch, std::int64_t /*batch_idx*/) {
+  impl_->check_transferred(batch, "validation_step");
   torch::NoGradGuard no_grad;
   impl_->net->eval();
   torch::Tensor logits = impl_->net->forward(batch.inputs);

@@ -77,5 +77,33 @@ TEST(VariantParity, WorkersDoNotChangeTheResult) {
   }
 }
 
+/// The workload's steps take only batches that went through transfer_batch_to_device, as a
+/// Lightning module's do; on the CPU the transfer moves nothing, so a step that skipped it would
+/// fail only on a GPU (the compute-only benchmark's sanity steps did). Here it fails on the CPU.
+TEST(FashionMnistModule, RefusesAStepOnABatchThatSkippedTheTransfer) {
+  data::DataLoaderOptions options;
+  options.batch_size = 8;
+  data::SyntheticDatasetOptions dataset;
+  dataset.sample_shape = {1, 28, 28};
+  auto loader = testing::synthetic_loader(16, options, dataset);
+  const data::Batch batch = *loader->iter()->next();
+  workload::WorkloadOptions workload;
+  workload.device = "cpu";
+  workload::FashionMnistModule model(workload);
+  int refused = 0;
+  for (const bool validation : {false, true}) {
+    try {
+      validation ? model.validation_step(batch, 0) : model.training_step(batch, 0);
+    } catch (const std::logic_error& error) {
+      ++refused;
+      EXPECT_NE(std::string(error.what()).find("transfer_batch_to_device"), std::string::npos) << error.what();
+    }
+  }
+  EXPECT_EQ(refused, 2);
+  // Through the transfer, both steps run.
+  EXPECT_TRUE(std::isfinite(model.training_step(model.transfer_batch_to_device(batch), 0)));
+  EXPECT_TRUE(std::isfinite(model.validation_step(model.transfer_batch_to_device(batch), 0)));
+}
+
 }  // namespace
 }  // namespace dlreset::variants
