@@ -157,4 +157,28 @@ CLI::Option* AcceptedValues::add_switch(CLI::Option* option) {
   return option;
 }
 
+std::string usage_message(const CLI::ParseError& error, const AcceptedValues* accepted) {
+  std::string message = error.what();
+  // The flag is named first ("--workers: ...") by most errors, later by a few ("Could not
+  // convert: --profiler = maybe"); a flag that is a prefix of another must not match it.
+  if (accepted == nullptr) return message;
+  const std::map<std::string, std::string>& words = accepted->words();
+  std::string best;
+  std::size_t best_at = std::string::npos;
+  for (const auto& [flag, flag_words] : words) {
+    for (std::size_t at = message.find(flag); at != std::string::npos;
+         at = message.find(flag, at + 1)) {
+      const std::size_t end = at + flag.size();
+      const bool whole = end == message.size() || message[end] == ':' || message[end] == ' ' ||
+                         message[end] == '=';
+      if (whole && at < best_at) {
+        best = flag;
+        best_at = at;
+      }
+    }
+  }
+  if (!best.empty()) message += " (" + best + " accepts " + words.at(best) + ")";
+  return message;
+}
+
 }  // namespace dlreset::app

@@ -5,11 +5,16 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace dlreset::app {
+
+/// The bounds a range may name for "any": read as "or more".
+inline constexpr std::int64_t kNoUpperBound = std::numeric_limits<std::int64_t>::max();
+inline constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 
 /// One option's check and the two ways of saying what it lets through. They are made together,
 /// so that a range changed in one place is changed in all three; before, a separate table of
@@ -55,5 +60,10 @@ class AcceptedValues {
  private:
   std::map<std::string, std::string> words_;
 };
+
+/// CLI11's message for a bad value, with what the flag accepts appended, so that a bad value
+/// gets one line that names the flag and says what would do. `accepted` holds the words of the
+/// subcommand being parsed, or is null before one is.
+std::string usage_message(const CLI::ParseError& error, const AcceptedValues* accepted);
 
 }  // namespace dlreset::app

@@ -50,36 +50,6 @@ std::vector<std::string> start_method_names() {
   return names;
 }
 
-/// CLI11's message for a bad value, with what the flag accepts appended, so that a bad value
-/// gets one line that names the flag and says what would do. `accepted` holds the words of the
-/// subcommand being parsed, or is null before one is.
-std::string usage_message(const CLI::ParseError& error, const AcceptedValues* accepted) {
-  std::string message = error.what();
-  // The flag is named first ("--workers: ...") by most errors, later by a few ("Could not
-  // convert: --profiler = maybe"); a flag that is a prefix of another must not match it.
-  if (accepted == nullptr) return message;
-  const std::map<std::string, std::string>& words = accepted->words();
-  std::string best;
-  std::size_t best_at = std::string::npos;
-  for (const auto& [flag, flag_words] : words) {
-    for (std::size_t at = message.find(flag); at != std::string::npos;
-         at = message.find(flag, at + 1)) {
-      const std::size_t end = at + flag.size();
-      const bool whole = end == message.size() || message[end] == ':' || message[end] == ' ' ||
-                         message[end] == '=';
-      if (whole && at < best_at) {
-        best = flag;
-        best_at = at;
-      }
-    }
-  }
-  if (!best.empty()) message += " (" + best + " accepts " + words.at(best) + ")";
-  return message;
-}
-
-constexpr std::int64_t kNoUpperBound = std::numeric_limits<std::int64_t>::max();
-constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
-
 void add_run_options(CLI::App& run, AcceptedValues& accepted, RunOptions& options,
                      std::string& variant, std::string& method, bool& no_persistent, bool& no_pin,
                      bool& no_progress) {
@@ -196,57 +166,6 @@ void add_demo_options(CLI::App& demo, AcceptedValues& accepted, DemoOptions& opt
       ->capture_default_str();
 }
 
-void add_watch_options(CLI::App& watch, AcceptedValues& accepted, WatchCommandOptions& options,
-                       bool& expect_persistent, bool& no_live) {
-  accepted.add(watch.add_option("--pid", options.pid,
-                                "Attach to this running process instead of running a command"),
-               integer_in(1, kIntMax));
-  accepted.add(watch.add_option("--mode", options.mode,
-                                "How the tree is followed: auto (the kernel's process events "
-                                "connector where it can be opened, as root; else poll), connector "
-                                "or poll"),
-               one_of({"auto", "connector", "poll"}))
-      ->capture_default_str();
-  accepted.add(watch.add_option("--poll-ms", options.poll_ms,
-                                "Poll mode: look at /proc every this many milliseconds"),
-               integer_in(1, 10000))
-      ->capture_default_str();
-  watch.add_option("--epoch-regex", options.epoch_regex,
-                   "Lines of the program's stdout or stderr that match this ECMAScript regular "
-                   "expression mark the start of an epoch (both streams then pass through the "
-                   "watcher unchanged; PYTHONUNBUFFERED=1 is set so Python prints line by line)");
-  // The watched program's output goes to stdout, so the reports must go to files.
-  accepted.add(watch.add_option("--json", options.json_path, "Write the report as JSON to this file"),
-               output_file(/*stdout_allowed=*/false));
-  accepted.add(watch.add_option("--events", options.events_path,
-                                "Write the workers' lives as a timeline (the format of dlreset run "
-                                "--events, drawn by plots/plot_timeline.py)"),
-               output_file(/*stdout_allowed=*/false));
-  accepted.add_switch(watch.add_flag("--expect-persistent", expect_persistent,
-      "Exit non-zero if workers were replaced at all (the same as --max-respawns 0)"));
-  accepted.add(watch.add_option("--max-respawns", options.max_respawns,
-                                "Exit non-zero if workers were replaced more often than this"),
-               integer_in(0, kIntMax));
-  accepted.add_switch(watch.add_flag("--no-live", no_live,
-      "No line on stderr at each respawn as it is found (the summary still comes at the end)"));
-  accepted.add(watch.add_option("--generation-window-ms", options.generation_window_ms,
-                                "Workers of one parent that start within this many milliseconds "
-                                "of the first, before any of them ends, are one generation"),
-               integer_in(1, 600000))
-      ->capture_default_str();
-  // Everything from the first word that is not one of the options above (or after `--`) is the
-  // command and its own arguments, as with `nice` or `timeout`.
-  watch.prefix_command();
-  watch.footer(
-      "Put COMMAND [ARGS...] after the options and a lone -- (as in the first example). Examples:\n"
-      "  dlreset watch --expect-persistent --epoch-regex '^Epoch' -- python3 train.py\n"
-      "  dlreset watch --pid 4242 --json report.json\n"
-      "Exit status: the program's own (128 + N for a signal, 127: not found, 126: cannot run); 1 "
-      "when workers were replaced more often than allowed; 2 for bad input. docs/watch.md has "
-      "the details.");
-  watch.allow_extras();
-}
-
 /// A signal that came after the last batch (or during the demo's wait for Enter) still ends the
 /// command as interrupted.
 int status_after_signals(int status) {
@@ -301,26 +220,15 @@ int main_cli(int argc, char** argv) {
   add_demo_options(*demo, demo_accepted, demo_options, demo_color, demo_method);
 
   WatchCommandOptions watch_options;
-  bool expect_persistent = false;
-  bool no_live = false;
-  CLI::App* watch = app.add_subcommand(
-      "watch", "Run a training program (dlreset watch [options] -- COMMAND [ARGS...]) or attach to "
-               "one (--pid N), follow its process tree and report whether its DataLoader workers "
-               "are replaced between epochs");
+  WatchFlags watch_flags;
+  CLI::App* watch = app.add_subcommand("watch", kWatchDescription);
   AcceptedValues watch_accepted;
-  add_watch_options(*watch, watch_accepted, watch_options, expect_persistent, no_live);
+  add_watch_options(*watch, watch_accepted, watch_options, watch_flags, "dlreset watch");
 
   // `dlreset watch [options] -- COMMAND...`: what follows `--` is the command, untouched by the
   // parser (CLI11 would take it as positionals, which watch has none of).
   std::vector<std::string> command_after_dashes;
-  if (argc > 2 && std::strcmp(argv[1], "watch") == 0) {
-    for (int i = 2; i < argc; ++i) {
-      if (std::strcmp(argv[i], "--") != 0) continue;
-      command_after_dashes.assign(argv + i + 1, argv + argc);
-      argc = i;
-      break;
-    }
-  }
+  if (argc > 2 && std::strcmp(argv[1], "watch") == 0) command_after_dashes = split_command(argc, argv, 2);
 
   try {
     app.parse(argc, argv);
@@ -376,25 +284,10 @@ int main_cli(int argc, char** argv) {
       return status_after_signals(run_command(run_options));
     }
     if (watch->parsed()) {
-      watch_options.command = watch->remaining();
-      if (!watch_options.command.empty() && !command_after_dashes.empty()) {
-        std::cerr << "dlreset: watch: '" << watch_options.command.front()
-                  << "' is not an option of watch; put the whole command after --.\n";
-        return kExitUsage;
+      if (const std::optional<int> bad = finish_watch_options(*watch, watch_options, watch_flags,
+                                                              command_after_dashes, "dlreset: watch")) {
+        return *bad;
       }
-      if (watch_options.command.empty()) watch_options.command = command_after_dashes;
-      if (watch_options.command.empty() && watch_options.pid == 0) {
-        std::cerr << "dlreset: watch needs a command to run (dlreset watch [options] -- COMMAND "
-                     "[ARGS...]) or a process to attach to (--pid N).\n";
-        return kExitUsage;
-      }
-      if (!watch_options.command.empty() && watch_options.pid != 0) {
-        std::cerr << "dlreset: watch takes a command or --pid " << watch_options.pid
-                  << ", not both: drop one.\n";
-        return kExitUsage;
-      }
-      if (expect_persistent) watch_options.max_respawns = 0;
-      watch_options.live = !no_live;
       return watch_command(watch_options);
     }
     if (demo->parsed()) {

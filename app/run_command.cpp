@@ -1,26 +1,16 @@
 #include <unistd.h>
 
-#include <fstream>
 #include <iostream>
 
 #include "app/distributed_run.h"
 #include "app/fashion_fit.h"
+#include "app/json_file.h"
 #include "app/progress_bar.h"
 #include "app/run_options.h"
 #include "app/run_report.h"
 #include "harness/profiler/simple_profiler.h"
 
 namespace dlreset::app {
-
-void write_json(const std::string& path, const nlohmann::json& json) {
-  if (path == "-") {
-    std::cout << json.dump(2) << "\n";
-    return;
-  }
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("Cannot write the JSON report to '" + path + "'.");
-  out << json.dump(2) << "\n";
-}
 
 int run_command(const RunOptions& options) {
 #if DLRESET_HAVE_DIST

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "app/json_file.h"  // write_json, for every JSON output of the command
 #include "app/run_options.h"
 #include "app/variants/fit_report.h"
 
@@ -27,9 +28,5 @@ nlohmann::json to_json(const variants::FitReport& report, const RunContext& cont
 nlohmann::json events_to_json(const variants::FitReport& report, const RunContext& context);
 /// The summary table printed at the end of a run.
 std::string summary_table(const variants::FitReport& report, const RunContext& context);
-
-/// Writes `json` to `path` ("-": stdout), indented; throws std::runtime_error naming the path
-/// when it cannot be written. Every JSON output of the command goes through here.
-void write_json(const std::string& path, const nlohmann::json& json);
 
 }  // namespace dlreset::app

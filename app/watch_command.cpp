@@ -2,12 +2,18 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <regex>
+#include <set>
 
-#include "app/run_report.h"
+#include "app/json_file.h"
 #include "watch/generations.h"
+#include "watch/hook_channel.h"
+#include "watch/python_report.h"
+#include "watch/python_view.h"
 #include "watch/watch_report.h"
 #include "watch/worker_classifier.h"
 
@@ -34,8 +40,10 @@ class LiveRespawns {
  public:
   LiveRespawns(double origin_s, watch::GenerationOptions options) : origin_s_(origin_s), options_(options) {}
 
-  void operator()(std::vector<watch::ProcessRecord> records, const std::vector<double>& epoch_marks_s, double now_s) {
+  void operator()(std::vector<watch::ProcessRecord> records, const std::vector<double>& epoch_marks_s, double now_s,
+                  const std::vector<watch::HookEvent>& hook_events) {
     watch::classify_processes(records);
+    watch::name_workers(records, hook_events);
     const watch::GenerationReport found = watch::find_generations(records, options_);
     for (const watch::Respawn& respawn : found.respawns) {
       if (now_s - respawn.time_s < kLiveSettleS || respawn.time_s <= reported_until_s_) continue;
@@ -53,6 +61,57 @@ class LiveRespawns {
   double reported_until_s_ = -1.0;  ///< Respawns are found in time order: the last one reported.
 };
 
+/// Prints, as it happens, each time the program stops a persistent iterator's workers or drops
+/// a loader's iterator: the traceback the first time a stack does it, one line after that.
+class LiveResets {
+ public:
+  explicit LiveResets(double origin_s) : origin_s_(origin_s) {}
+
+  void operator()(const watch::HookEvent& event) {
+    using watch::HookEventKind;
+    if (!event.dataset.empty()) loaders_[{event.pid, event.loader}] = loader_of(event);
+    if (event.kind == HookEventKind::iterator_made) iterators_[{event.pid, event.iterator}] = event.loader;
+    const bool stops = (event.kind == HookEventKind::workers_shutdown && event.persistent && event.caller != "__del__") ||
+                       (event.kind == HookEventKind::iterator_dropped && !event.worker_pids.empty());
+    if (!stops || !reported_.insert({event.pid, event.iterator}).second) return;
+    watch::PythonView view;  // just enough of one to name the loader
+    const std::string key = event.loader.empty() ? iterators_[{event.pid, event.iterator}] : event.loader;
+    if (const auto found = loaders_.find({event.pid, key}); found != loaders_.end()) view.loaders.push_back(found->second);
+    watch::HookEvent named = event;
+    named.loader = key;
+    const std::string heading = watch::reset_heading(view, named);
+    for (std::size_t i = 0; i < stacks_.size(); ++i) {
+      if (!watch::same_stack(stacks_[i].first, event.stack)) continue;
+      ++stacks_[i].second;
+      std::cerr << fmt::format("dlreset watch: at {:.2f} s, {} again, from the same stack ({} times now)\n",
+                               event.time_s - origin_s_, heading, stacks_[i].second);
+      return;
+    }
+    stacks_.emplace_back(event.stack, 1);
+    std::cerr << fmt::format("dlreset watch: at {:.2f} s:\n", event.time_s - origin_s_)
+              << watch::format_traceback(heading, event.stack, event.frames_omitted, "");
+  }
+
+ private:
+  static watch::LoaderView loader_of(const watch::HookEvent& event) {
+    watch::LoaderView loader;
+    loader.pid = event.pid;
+    loader.key = event.loader;
+    loader.dataset = event.dataset;
+    loader.batch_size = event.batch_size;
+    loader.workers = event.workers;
+    loader.persistent = event.persistent;
+    loader.start_method = event.start_method;
+    return loader;
+  }
+
+  double origin_s_;
+  std::map<std::pair<pid_t, std::string>, watch::LoaderView> loaders_;
+  std::map<std::pair<pid_t, std::string>, std::string> iterators_;
+  std::set<std::pair<pid_t, std::string>> reported_;
+  std::vector<std::pair<std::vector<watch::StackFrame>, int>> stacks_;
+};
+
 bool write_report(const std::string& path, const nlohmann::json& document, const char* flag) {
   try {
     write_json(path, document);
@@ -63,7 +122,180 @@ bool write_report(const std::string& path, const nlohmann::json& document, const
   }
 }
 
+const watch::Check& check_named(const watch::Findings& findings, const std::string& name) {
+  for (const watch::Check* check : findings.checks()) {
+    if (check->name == name) return *check;
+  }
+  return findings.respawns;
+}
+
+/// What a failed gate's line says the count was.
+std::string gate_words(const watch::WatchReport& report, const watch::Check& check) {
+  const double origin = report.result.origin_s;
+  if (check.name == "respawns") {
+    std::string times;
+    for (const watch::Respawn& respawn : report.generations.respawns) {
+      times += (times.empty() ? "" : ", ") + fmt::format("{:.2f} s", respawn.time_s - origin);
+    }
+    return fmt::format("workers were replaced {} time{} (at {})", check.count, check.count == 1 ? "" : "s", times);
+  }
+  if (check.name == "live_workers") {
+    return fmt::format("{} workers were alive at once (at {:.2f} s)", check.count, report.findings.peak.time_s - origin);
+  }
+  if (check.name == "leaked_workers") return fmt::format("{} worker{} leaked", check.count, check.count == 1 ? " was" : "s were");
+  if (check.name == "extra_iterators") {
+    return fmt::format("{} iterator{} handed out no batch before the next iter()", check.count,
+                       check.count == 1 ? "" : "s");
+  }
+  return fmt::format("{} pass{} drew {} order before set_epoch", check.count, check.count == 1 ? "" : "es",
+                     check.count == 1 ? "its" : "their");
+}
+
+/// Holds every gate against its count: prints a line for each that failed (or could not be
+/// checked) and returns the gates as JSON.
+nlohmann::json hold_gates(const WatchCommandOptions& options, const watch::WatchReport& report, bool& failed) {
+  nlohmann::json gates = nlohmann::json::array();
+  for (const Gate* gate : options.gates()) {
+    if (gate->limit < 0) continue;
+    const watch::Check& check = check_named(report.findings, gate->check);
+    const bool passed = check.seen && check.count <= gate->limit;
+    gates.push_back({{"flag", gate->flag}, {"check", gate->check}, {"limit", gate->limit}, {"count", check.count},
+                     {"seen", check.seen}, {"passed", passed}});
+    if (passed) continue;
+    failed = true;
+    if (!check.seen) {
+      std::cerr << fmt::format("{}: {} cannot be checked: the Python hook was {}.\n", options.program_name, gate->flag,
+                               report.python.hook);
+      continue;
+    }
+    std::cerr << fmt::format("{}: {}, more than the {} allowed ({}).\n", options.program_name,
+                             gate_words(report, check), gate->limit, gate->set_by != nullptr ? gate->set_by : gate->flag);
+  }
+  return gates;
+}
+
 }  // namespace
+
+void add_watch_options(CLI::App& watch, AcceptedValues& accepted, WatchCommandOptions& options, WatchFlags& flags,
+                       const std::string& usage) {
+  accepted.add(watch.add_option("--pid", options.pid,
+                                "Attach to this running process instead of running a command (the Python hook "
+                                "cannot be put in a process that has started)"),
+               integer_in(1, kIntMax));
+  accepted.add(watch.add_option("--mode", options.mode,
+                                "How the tree is followed: auto (the kernel's process events "
+                                "connector where it can be opened, as root; else poll), connector "
+                                "or poll"),
+               one_of({"auto", "connector", "poll"}))
+      ->capture_default_str();
+  accepted.add(watch.add_option("--poll-ms", options.poll_ms,
+                                "Poll mode: look at /proc every this many milliseconds"),
+               integer_in(1, 10000))
+      ->capture_default_str();
+  watch.add_option("--epoch-regex", options.epoch_regex,
+                   "Lines of the program's stdout or stderr that match this ECMAScript regular "
+                   "expression mark the start of an epoch; a progress bar's redraws (lines ended by a "
+                   "carriage return) count once for each new text they match. Both streams then pass "
+                   "through the watcher unchanged; PYTHONUNBUFFERED=1 is set so Python prints line by line");
+  // The watched program's output goes to stdout, so the reports must go to files.
+  accepted.add(watch.add_option("--json", options.json_path, "Write the report as JSON to this file"),
+               output_file(/*stdout_allowed=*/false));
+  accepted.add(watch.add_option("--events", options.events_path,
+                                "Write the workers' lives and the resets as a timeline (the format of dlreset "
+                                "run --events, drawn by plots/plot_timeline.py)"),
+               output_file(/*stdout_allowed=*/false));
+  accepted.add_switch(watch.add_flag("--no-python-trace", flags.no_python_trace,
+      "Do not put the Python hook in the program's Python processes: no tracebacks, loaders, extra "
+      "iterators or set_epoch order (the process tree is still followed)"));
+  accepted.add_switch(watch.add_flag("--expect-persistent", flags.expect_persistent,
+      "Fail if workers were replaced at all (the same as --max-respawns 0)"));
+  accepted.add_switch(watch.add_flag("--expect-clean", flags.expect_clean,
+      "Fail on any respawn, leaked worker, extra iterator or late set_epoch (the same as "
+      "--max-respawns 0 --max-leaked-workers 0 --max-extra-iterators 0 --max-late-set-epoch 0)"));
+  accepted.add(watch.add_option("--max-respawns", options.respawns.limit,
+                                "Fail if workers were replaced more often than this"),
+               integer_in(0, kIntMax));
+  accepted.add(watch.add_option("--max-live-workers", options.live_workers.limit,
+                                "Fail if more workers than this were alive at once (all ranks together)"),
+               integer_in(0, kIntMax));
+  accepted.add(watch.add_option("--max-leaked-workers", options.leaked_workers.limit,
+                                "Fail if more workers than this were leaked: left running by a loader made "
+                                "again, outliving the program, or piling up from epoch to epoch"),
+               integer_in(0, kIntMax));
+  accepted.add(watch.add_option("--max-extra-iterators", options.extra_iterators.limit,
+                                "Fail if more passes than this began and handed out no batch before the next "
+                                "iter() (their prefetched batches thrown away)"),
+               integer_in(0, kIntMax));
+  accepted.add(watch.add_option("--max-late-set-epoch", options.late_set_epoch.limit,
+                                "Fail if more passes than this drew their order before their epoch's "
+                                "set_epoch (so they replay the epoch before)"),
+               integer_in(0, kIntMax));
+  accepted.add_switch(watch.add_flag("--no-live", flags.no_live,
+      "No line on stderr at each respawn or reset as it is found (the summary still comes at the end)"));
+  accepted.add(watch.add_option("--generation-window-ms", options.generation_window_ms,
+                                "Workers of one parent that start within this many milliseconds "
+                                "of the first, before any of them ends, are one generation"),
+               integer_in(1, 600000))
+      ->capture_default_str();
+  // Everything from the first word that is not one of the options above (or after `--`) is the
+  // command and its own arguments, as with `nice` or `timeout`.
+  watch.prefix_command();
+  watch.footer(fmt::format(
+      "Put COMMAND [ARGS...] after the options and a lone -- (as in the first example). Examples:\n"
+      "  {0} --expect-persistent --epoch-regex '^Epoch' -- python3 train.py\n"
+      "  {0} --expect-clean --max-live-workers 8 -- sh train.sh\n"
+      "  {0} --pid 4242 --json report.json\n"
+      "Exit status: 0 when the program succeeded and every gate held; the program's own when it "
+      "failed (128 + N for a signal, 127: not found, 126: cannot run; its own {1} is reported as 1); "
+      "{1} when the program succeeded and a gate failed; 1 when a report could not be written; 2 for "
+      "bad input. docs/watch.md has the details.",
+      usage, kExitGateFailed));
+  watch.allow_extras();
+}
+
+std::vector<std::string> split_command(int& argc, char** argv, int first) {
+  for (int i = first; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") != 0) continue;
+    std::vector<std::string> command(argv + i + 1, argv + argc);
+    argc = i;
+    return command;
+  }
+  return {};
+}
+
+std::optional<int> finish_watch_options(const CLI::App& watch, WatchCommandOptions& options, const WatchFlags& flags,
+                                        const std::vector<std::string>& command_after_dashes, const std::string& prefix) {
+  options.command = watch.remaining();
+  if (!options.command.empty() && !command_after_dashes.empty()) {
+    std::cerr << prefix << ": '" << options.command.front()
+              << "' is not an option of watch; put the whole command after --.\n";
+    return kExitUsage;
+  }
+  if (options.command.empty()) options.command = command_after_dashes;
+  if (options.command.empty() && options.pid == 0) {
+    std::cerr << prefix << " needs a command to run (" << options.program_name
+              << " [options] -- COMMAND [ARGS...]) or a process to attach to (--pid N).\n";
+    return kExitUsage;
+  }
+  if (!options.command.empty() && options.pid != 0) {
+    std::cerr << prefix << " takes a command or --pid " << options.pid << ", not both: drop one.\n";
+    return kExitUsage;
+  }
+  // An --expect-* flag tightens a gate to 0; a --max-* of 0 given too says the same.
+  const auto expect_none = [](Gate& gate, const char* flag) {
+    if (gate.limit != 0) gate.set_by = flag;
+    gate.limit = 0;
+  };
+  if (flags.expect_persistent) expect_none(options.respawns, "--expect-persistent");
+  if (flags.expect_clean) {
+    for (Gate* gate : {&options.respawns, &options.leaked_workers, &options.extra_iterators, &options.late_set_epoch}) {
+      expect_none(*gate, "--expect-clean");
+    }
+  }
+  options.live = !flags.no_live;
+  options.python_trace = !flags.no_python_trace;
+  return std::nullopt;
+}
 
 int watch_command(const WatchCommandOptions& options) {
   watch::WatchOptions watch_options;
@@ -75,15 +307,26 @@ int watch_command(const WatchCommandOptions& options) {
     try {
       watch_options.epoch_regex.emplace(options.epoch_regex, std::regex::ECMAScript);
     } catch (const std::regex_error& error) {
-      std::cerr << "dlreset watch: --epoch-regex: '" << options.epoch_regex
+      std::cerr << options.program_name << ": --epoch-regex: '" << options.epoch_regex
                 << "' is not a valid regular expression (" << error.what() << ").\n";
       return kExitUsage;
     }
   }
+  std::string hook_note;
+  if (options.python_trace && options.pid == 0) {
+    if (const std::optional<std::string> dir = watch::find_hook_dir()) {
+      watch_options.python_hook_dir = *dir;
+    } else {
+      hook_note = "off: its files were not found (share/dlreset/python/sitecustomize.py beside the binary's bin/, or "
+                  "DLRESET_WATCH_HOOK_DIR); reinstall dlreset-watch";
+    }
+  }
   std::optional<LiveRespawns> live;
-  watch_options.on_ready = [&live, &options](pid_t root, watch::WatchMode mode, double origin_s) {
+  std::optional<LiveResets> live_resets;
+  std::vector<watch::HookEvent> live_hook_events;  // the iterators made so far name the workers
+  watch_options.on_ready = [&](pid_t root, watch::WatchMode mode, double origin_s) {
     if (options.pid != 0) {
-      std::cerr << "dlreset watch: attached to pid " << root << ", following it with "
+      std::cerr << options.program_name << ": attached to pid " << root << ", following it with "
                 << (mode == watch::WatchMode::connector ? "the process events connector" : "polling")
                 << "; Ctrl-C stops the watch, not the process.\n";
     }
@@ -91,11 +334,16 @@ int watch_command(const WatchCommandOptions& options) {
     generation_options.window_s = options.generation_window_ms / 1000.0;
     generation_options.start_uncertainty_s = watch::start_uncertainty_s(mode, options.poll_ms);
     live.emplace(origin_s, generation_options);
+    live_resets.emplace(origin_s);
   };
   if (options.live) {
-    watch_options.on_sample = [&live](const std::vector<watch::ProcessRecord>& records,
-                                      const std::vector<double>& epoch_marks_s, double now_s) {
-      if (live) (*live)(records, epoch_marks_s, now_s);
+    watch_options.on_sample = [&](const std::vector<watch::ProcessRecord>& records,
+                                  const std::vector<double>& epoch_marks_s, double now_s) {
+      if (live) (*live)(records, epoch_marks_s, now_s, live_hook_events);
+    };
+    watch_options.on_hook_event = [&](const watch::HookEvent& event) {
+      if (event.kind == watch::HookEventKind::iterator_made) live_hook_events.push_back(event);
+      if (live_resets) (*live_resets)(event);
     };
   }
 
@@ -103,17 +351,13 @@ int watch_command(const WatchCommandOptions& options) {
   try {
     result = watch::run_watch(watch_options);
   } catch (const watch::WatchError& error) {
-    std::cerr << "dlreset watch: " << error.what() << "\n";
+    std::cerr << options.program_name << ": " << error.what() << "\n";
     return error.exit_status();
   }
+  if (!hook_note.empty()) result.python_hook = hook_note;
   const watch::WatchReport report = watch::analyse_watch(std::move(result), options.command, options.epoch_regex,
                                                          options.generation_window_ms / 1000.0);
   std::cerr << watch::summary_text(report);
-  bool written = true;
-  if (!options.json_path.empty()) written &= write_report(options.json_path, watch::report_json(report), "--json");
-  if (!options.events_path.empty()) {
-    written &= write_report(options.events_path, watch::events_json(report), "--events");
-  }
 
   // The program's own failure is the first news; a stopped watch of a process attached to ends
   // as the signal asked.
@@ -121,16 +365,24 @@ int watch_command(const WatchCommandOptions& options) {
   if (report.result.attached && report.result.signal_received != 0 && !report.result.processes.front().end_s) {
     status = 128 + report.result.signal_received;
   }
-  const int respawns = static_cast<int>(report.generations.respawns.size());
-  if (options.max_respawns >= 0 && respawns > options.max_respawns) {
-    std::string times;
-    for (const watch::Respawn& respawn : report.generations.respawns) {
-      times += (times.empty() ? "" : ", ") + fmt::format("{:.2f} s", respawn.time_s - report.result.origin_s);
-    }
-    std::cerr << fmt::format("dlreset watch: workers were replaced {} time{} (at {}), more than the {} allowed{}.\n",
-                             respawns, respawns == 1 ? "" : "s", times, options.max_respawns,
-                             options.max_respawns == 0 ? " (--expect-persistent)" : "");
-    if (status == 0) status = kExitFailure;
+  if (status == kExitGateFailed) {
+    std::cerr << fmt::format("{}: the program itself exited {}, the status kept for a failed gate; reported as {}.\n",
+                             options.program_name, kExitGateFailed, kExitFailure);
+    status = kExitFailure;
+  }
+  bool gate_failed = false;
+  const nlohmann::json gates = hold_gates(options, report, gate_failed);
+  if (gate_failed && status == 0) status = kExitGateFailed;
+
+  bool written = true;
+  if (!options.json_path.empty()) {
+    nlohmann::json document = watch::report_json(report);
+    document["gates"] = gates;
+    document["watch_exit_status"] = status;
+    written &= write_report(options.json_path, document, "--json");
+  }
+  if (!options.events_path.empty()) {
+    written &= write_report(options.events_path, watch::events_json(report), "--events");
   }
   if (!written && status == 0) status = kExitFailure;
   return status;

@@ -1,14 +1,37 @@
-// `dlreset watch`: is a training program killing its DataLoader workers? Runs it (or attaches to
-// it) under the process-tree watcher and says.
+// `dlreset watch` (and `dlreset-watch`, the same command without LibTorch): is a training program
+// killing its DataLoader workers? Runs it (or attaches to it) under the process-tree watcher, with
+// the Python hook in its Python processes, and says: respawns and the stack behind them, the peak
+// of live workers, leaks, extra iterators, passes that replay an order; gates turn each into an
+// exit status.
 #pragma once
+
+#include <CLI/CLI.hpp>
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "watch/watcher.h"
+#include "app/accepted_values.h"
 
 namespace dlreset::app {
+
+/// The one-line description of the command, for --help and the subcommand list.
+inline constexpr const char* kWatchDescription =
+    "Run a training program (watch [options] -- COMMAND [ARGS...]) or attach to one (--pid N), follow "
+    "its process tree and report whether its DataLoader workers are replaced, leaked or left idle, "
+    "with the Python stack that did it";
+
+/// The exit status of a watch whose program succeeded and whose gate failed. A program that
+/// itself exits with it is reported as 1, so this status always means a gate.
+inline constexpr int kExitGateFailed = 99;
+
+/// A gate: a check's count may be at most `limit`; -1: no gate.
+struct Gate {
+  const char* check;  ///< The check's name in the report ("respawns").
+  const char* flag;   ///< "--max-respawns".
+  int limit = -1;
+  const char* set_by = nullptr;  ///< The flag that set the limit, where not `flag` ("--expect-clean").
+};
 
 /// The settings of `dlreset watch`, with the defaults its --help shows.
 struct WatchCommandOptions {
@@ -19,16 +42,49 @@ struct WatchCommandOptions {
   std::string epoch_regex;           ///< Empty: the output is not read.
   std::string json_path;
   std::string events_path;
-  /// Workers may be replaced at most this often; -1: any number (the program's status decides).
-  /// --expect-persistent sets 0.
-  int max_respawns = -1;
+  /// The gates, in the order the summary names them. --expect-persistent sets respawns to 0,
+  /// --expect-clean every count but the live workers.
+  Gate respawns{"respawns", "--max-respawns"};
+  Gate live_workers{"live_workers", "--max-live-workers"};
+  Gate leaked_workers{"leaked_workers", "--max-leaked-workers"};
+  Gate extra_iterators{"extra_iterators", "--max-extra-iterators"};
+  Gate late_set_epoch{"late_set_epoch", "--max-late-set-epoch"};
   int generation_window_ms = 1000;
-  bool live = true;  ///< A line on stderr at each respawn, as it is found.
+  bool live = true;          ///< A line on stderr at each respawn and reset, as it is found.
+  bool python_trace = true;  ///< Put the Python hook in the program's Python processes.
+  std::string program_name = "dlreset watch";  ///< How messages name the command.
+
+  std::vector<const Gate*> gates() const {
+    return {&respawns, &live_workers, &leaked_workers, &extra_iterators, &late_set_epoch};
+  }
 };
 
-/// Watches and prints the summary on stderr. Exit status: the program's own (128 + N for a
-/// signal, 127 for a command not found, 126 for one that cannot run); 1 when workers were
-/// replaced more often than allowed and the program itself succeeded; 2 for bad input.
+/// The flags that fold into WatchCommandOptions once parsed.
+struct WatchFlags {
+  bool expect_persistent = false;
+  bool expect_clean = false;
+  bool no_live = false;
+  bool no_python_trace = false;
+};
+
+/// Defines watch's options on `watch` (a subcommand of dlreset, or dlreset-watch's own app).
+/// `usage` is how the examples call it ("dlreset watch", "dlreset-watch").
+void add_watch_options(CLI::App& watch, AcceptedValues& accepted, WatchCommandOptions& options, WatchFlags& flags,
+                       const std::string& usage);
+
+/// The command after the first lone "--" at or after argv[first], which is taken off the
+/// arguments (argc is cut there) so that the parser never sees it.
+std::vector<std::string> split_command(int& argc, char** argv, int first);
+
+/// Completes the options after a parse: the command, the gates, the switches. Bad input gets a
+/// line on stderr (prefixed by `prefix`) and the exit status 2, returned; nothing when all is well.
+std::optional<int> finish_watch_options(const CLI::App& watch, WatchCommandOptions& options, const WatchFlags& flags,
+                                        const std::vector<std::string>& command_after_dashes, const std::string& prefix);
+
+/// Watches and prints the summary on stderr. Exit status: the program's own when it failed (128
+/// + N for a signal, 127 for a command not found, 126 for one that cannot run; its own 99 is
+/// reported as 1); 99 when it succeeded and a gate failed; 1 when a report could not be
+/// written; 2 for bad input.
 int watch_command(const WatchCommandOptions& options);
 
 }  // namespace dlreset::app

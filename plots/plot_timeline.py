@@ -200,7 +200,9 @@ def describe(run):
     facts = []
     if spawns:
         facts.append(f"{spawns} worker spawns")
-    if run.variant == "watched":  # seen from outside: no loads or resets to count
+    if run.variant == "watched":  # seen from outside: no loads; resets where the Python hook saw them
+        if resets:
+            facts.append(f"{resets} resets seen by the Python hook")
         facts.append(f"watched for {run.total_s:.2f} s")
     else:
         facts.append(f"{loads} dataset loads")

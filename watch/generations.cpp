@@ -17,11 +17,13 @@ GenerationReport find_generations(const std::vector<ProcessRecord>& records,
                    [&](std::size_t a, std::size_t b) { return records[a].start_s < records[b].start_s; });
   report.workers = static_cast<int>(workers.size());
 
-  std::map<pid_t, std::size_t> newest;  // parent -> index into report.generations
+  // (parent, iterator) -> index into report.generations; the iterator is empty where not named.
+  std::map<std::pair<pid_t, std::string>, std::size_t> newest;
   for (const std::size_t i : workers) {
     const ProcessRecord& worker = records[i];
+    const std::pair<pid_t, std::string> group{worker.parent, worker.iterator_key};
     bool joined = false;
-    if (const auto found = newest.find(worker.parent); found != newest.end()) {
+    if (const auto found = newest.find(group); found != newest.end()) {
       Generation& current = report.generations[found->second];
       double first_end = std::numeric_limits<double>::infinity();
       for (const std::size_t member : current.members) {
@@ -36,11 +38,12 @@ GenerationReport find_generations(const std::vector<ProcessRecord>& records,
     if (!joined) {
       Generation generation;
       generation.parent = worker.parent;
+      generation.loader_key = worker.loader_key;
       generation.start = worker.start;
       generation.start_s = worker.start_s;
       generation.members.push_back(i);
       report.generations.push_back(generation);
-      newest[worker.parent] = report.generations.size() - 1;
+      newest[group] = report.generations.size() - 1;
     }
   }
 
@@ -67,6 +70,7 @@ GenerationReport find_generations(const std::vector<ProcessRecord>& records,
     if (!worker.end_s) continue;
     for (Generation& generation : report.generations) {
       if (generation.parent != worker.parent || generation.start_s <= worker.start_s) continue;
+      if (generation.loader_key != worker.loader_key) continue;  // another loader's set takes over
       if (generation.start_s + options.start_uncertainty_s >= *worker.end_s) {
         ++generation.replaced;
         break;

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "watch/process_record.h"
@@ -24,6 +25,7 @@ struct GenerationOptions {
 struct Generation {
   int index = 0;            ///< 1, 2, ... in order of start.
   pid_t parent = 0;         ///< The process whose workers they are.
+  std::string loader_key;   ///< Their loader, where the hook named it (ProcessRecord::loader_key).
   WorkerStart start = WorkerStart::none;
   std::vector<std::size_t> members;  ///< Indices into the records.
   double start_s = 0.0;     ///< The first member's start.
@@ -47,9 +49,11 @@ struct GenerationReport {
   int workers = 0;
 };
 
-/// Groups the workers among `records` (classified already) into generations, per parent: a
-/// worker joins the newest generation of its parent when it started within the window of that
-/// generation's first start and before any of its members ended.
+/// Groups the workers among `records` (classified already) into generations, per parent (and per
+/// iterator, where the hook named it): a worker joins the newest generation of its parent when it
+/// started within the window of that generation's first start and before any of its members
+/// ended. A worker that ended is replaced by the first later generation of the same parent (and
+/// loader, where named) that started after its end.
 GenerationReport find_generations(const std::vector<ProcessRecord>& records,
                                   const GenerationOptions& options = {});
 

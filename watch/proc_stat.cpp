@@ -126,6 +126,16 @@ std::string read_cmdline(pid_t pid) {
   return joined;
 }
 
+std::optional<std::string> read_file_of(pid_t pid, const char* name) {
+  return read_file("/proc/" + std::to_string(pid) + "/" + name);
+}
+
+std::optional<std::vector<std::string>> read_environ(pid_t pid) {
+  const std::optional<std::string> raw = read_file_of(pid, "environ");
+  if (!raw) return std::nullopt;
+  return split_cmdline(*raw);
+}
+
 std::optional<pid_t> read_thread_group(pid_t task) {
   const std::optional<std::string> status = read_file("/proc/" + std::to_string(task) + "/status");
   if (!status) return std::nullopt;

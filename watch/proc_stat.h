@@ -42,6 +42,13 @@ std::string read_cmdline(pid_t pid);
 /// The arguments of /proc/PID/cmdline, split at its NUL bytes.
 std::vector<std::string> split_cmdline(const std::string& raw);
 
+/// The raw text of /proc/PID/NAME; nothing when it cannot be read.
+std::optional<std::string> read_file_of(pid_t pid, const char* name);
+
+/// The entries ("NAME=value") of /proc/PID/environ: the environment the process was started
+/// with; nothing when it cannot be read (another user's process, or gone).
+std::optional<std::vector<std::string>> read_environ(pid_t pid);
+
 /// The thread-group id of a task id, from /proc/ID/status: equal to the id for a process, the
 /// process's for one of its threads; nothing when the task is gone.
 std::optional<pid_t> read_thread_group(pid_t task);

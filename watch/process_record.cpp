@@ -6,6 +6,18 @@
 
 namespace dlreset::watch {
 
+bool is_python_program(const std::string& name) {
+  const std::size_t slash = name.rfind('/');
+  const std::string base = slash == std::string::npos ? name : name.substr(slash + 1);
+  if (base.compare(0, 6, "python") != 0) return false;
+  // python, python3, python3.11, python3.11d; not "pythonista".
+  for (std::size_t i = 6; i < base.size(); ++i) {
+    const char c = base[i];
+    if (!(c >= '0' && c <= '9') && c != '.' && !(i + 1 == base.size() && c == 'd')) return false;
+  }
+  return true;
+}
+
 const char* to_string(ProcessRole role) {
   switch (role) {
     case ProcessRole::root: return "root";

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dlreset::watch {
 
@@ -29,6 +30,19 @@ enum class WorkerStart {
 const char* to_string(ProcessRole role);
 const char* to_string(WorkerStart start);
 
+/// What the watcher reads of a Python interpreter as it starts: enough to say why the hook did
+/// not load in it.
+struct PythonStart {
+  std::vector<std::string> argv;  ///< Its arguments, unjoined (the flags -I, -E, -S).
+  bool environ_read = false;      ///< /proc/PID/environ could be read.
+  bool socket_set = false;        ///< The hook's socket variable was in its environment.
+  std::optional<std::string> pythonpath;  ///< Its PYTHONPATH, where set.
+};
+
+/// Whether a program name (a command's first word, or the kernel's comm) is a Python
+/// interpreter's: python, python3, python3.11, /usr/bin/python3 ...
+bool is_python_program(const std::string& name);
+
 /// One process's life. Times are seconds on CLOCK_MONOTONIC.
 struct ProcessRecord {
   pid_t pid = 0;
@@ -46,6 +60,13 @@ struct ProcessRecord {
   std::optional<int> wait_status;
   double cpu_s = 0.0;  ///< User + system CPU time when it was last seen.
   bool existed_at_attach = false;  ///< It was already running when `--pid` attached.
+  /// For a Python interpreter (what it ran exec into): its start, read at its exec.
+  std::optional<PythonStart> python;
+  /// For a worker: the loader and the iterator whose workers it is, where the Python hook named
+  /// them ("812:L1", "812:I3"). Generations are then told apart by iterator, and a respawn is a
+  /// loader's new set replacing its own old one, not another loader's.
+  std::string loader_key;
+  std::string iterator_key;
   ProcessRole role = ProcessRole::other;
   WorkerStart start = WorkerStart::none;
 };

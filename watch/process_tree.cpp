@@ -4,6 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
+
+#include "watch/hook_channel.h"
 
 namespace dlreset::watch {
 
@@ -15,6 +18,28 @@ int open_pidfd(pid_t pid) {
   return -1;
 #endif
 }
+
+namespace {
+
+/// A member that runs a Python interpreter: what it started with, read while it is young.
+void note_python(ProcessRecord& record) {
+  const std::string first_word = record.cmdline.substr(0, record.cmdline.find(' '));
+  if (!is_python_program(record.comm) && !is_python_program(first_word)) return;
+  PythonStart start;
+  if (const std::optional<std::string> raw = read_file_of(record.pid, "cmdline")) start.argv = split_cmdline(*raw);
+  if (const std::optional<std::vector<std::string>> environ = read_environ(record.pid)) {
+    start.environ_read = true;
+    for (const std::string& entry : *environ) {
+      if (entry.compare(0, 11, "PYTHONPATH=") == 0) start.pythonpath = entry.substr(11);
+      if (entry.compare(0, std::strlen(kHookSocketVariable) + 1, std::string(kHookSocketVariable) + "=") == 0) {
+        start.socket_set = true;
+      }
+    }
+  }
+  record.python = std::move(start);
+}
+
+}  // namespace
 
 ProcessTree::ProcessTree(bool exit_fds) : use_exit_fds_(exit_fds) {}
 
@@ -61,6 +86,7 @@ void ProcessTree::add_root(pid_t pid, double now_s, bool launched) {
     record.comm = stat->comm;
     record.cpu_s = stat->cpu_s;
   }
+  note_python(record);
 }
 
 void ProcessTree::on_fork(pid_t parent, pid_t child, double time_s) {
@@ -81,6 +107,7 @@ void ProcessTree::on_exec(pid_t pid, double time_s) {
   record.exec_s = time_s;
   if (std::string cmdline = read_cmdline(pid); !cmdline.empty()) record.cmdline = cmdline;
   if (const std::optional<ProcStat> stat = read_proc_stat(live_.at(pid).stat_fd)) record.comm = stat->comm;
+  note_python(record);
 }
 
 void ProcessTree::on_exit(pid_t pid, double time_s, std::optional<int> wait_status) {
@@ -106,6 +133,7 @@ void ProcessTree::on_discovered(pid_t pid, const ProcStat& stat, double not_befo
   // No exec event in this mode; the kernel's flag tells.
   record.exec_seen = !stat.forked_without_exec;
   if (record.cmdline.empty()) record.cmdline = parent_cmdline;
+  if (record.exec_seen) note_python(record);
 }
 
 void ProcessTree::sample(double now_s) {
@@ -128,6 +156,7 @@ void ProcessTree::sample(double now_s) {
     record.exec_s = now_s;
     if (std::string cmdline = read_cmdline(pid); !cmdline.empty()) record.cmdline = cmdline;
     record.comm = stat->comm;
+    note_python(record);
   }
   for (const pid_t pid : gone) on_exit(pid, now_s, std::nullopt);
 }

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 
+#include "watch/python_report.h"
+#include "watch/report_text.h"
 #include "watch/worker_classifier.h"
 
 namespace dlreset::watch {
@@ -12,12 +14,6 @@ namespace dlreset::watch {
 namespace {
 
 double relative(const WatchReport& report, double time_s) { return time_s - report.result.origin_s; }
-
-std::string seconds(double value) { return fmt::format("{:.2f} s", value); }
-
-std::string plural(long count, const char* one, const char* many) {
-  return fmt::format("{} {}", count, count == 1 ? one : many);
-}
 
 std::string join_command(const std::vector<std::string>& command) {
   std::string joined;
@@ -56,13 +52,18 @@ WatchReport analyse_watch(WatchResult result, std::vector<std::string> command, 
                           double generation_window_s) {
   WatchReport report;
   classify_processes(result.processes);
+  name_workers(result.processes, result.hook_events);
   GenerationOptions options;
   options.window_s = generation_window_s;
   options.start_uncertainty_s = start_uncertainty_s(result.mode, result.poll_ms);
   report.generations = find_generations(result.processes, options);
   report.start_uncertainty_s = options.start_uncertainty_s;
   if (result.root_wait_status) report.program_status = shell_status(*result.root_wait_status);
+  report.python = analyse_python(result.python_hook, std::move(result.hook_events), result.hook_malformed,
+                                 result.processes, report.generations, result.python_hook_dir);
+  result.hook_events.clear();
   report.result = std::move(result);
+  report.findings = analyse_findings(report.result, report.generations, report.python);
   report.command = std::move(command);
   report.epoch_pattern = std::move(epoch_pattern);
   return report;
@@ -93,11 +94,31 @@ std::string verdict(const WatchReport& report) {
                 ? ", or its workers lived less than one look at /proc (" + std::to_string(report.result.poll_ms) + " ms)."
                 : ".");
   }
-  if (found.respawns.empty()) {
-    return fmt::format("{} {} in {} and none was replaced: the workers are persistent.",
+  if (found.respawns.empty() && report.findings.leaked_workers.count > 0) {
+    return fmt::format("{} {} in {} and none was replaced, but {}: the workers are not kept, they pile up.",
                        plural(found.workers, "worker started", "workers started"),
                        found.generations.size() == 1 ? "at once" : "in all",
-                       plural(static_cast<long>(found.generations.size()), "generation", "generations"));
+                       plural(static_cast<long>(found.generations.size()), "generation", "generations"),
+                       plural(report.findings.leaked_workers.count, "was leaked", "were leaked"));
+  }
+  if (found.respawns.empty()) {
+    // Where the hook says a loader is not persistent, its workers last one pass: none replaced
+    // here only means it made no second pass.
+    std::string not_persistent;
+    int count = 0;
+    for (const LoaderView& loader : report.python.loaders) {
+      if (loader.persistent || loader.worker_pids.empty()) continue;
+      not_persistent += (not_persistent.empty() ? "" : ", ") + loader.key;
+      ++count;
+    }
+    return fmt::format("{} {} in {} and none was replaced{}.",
+                       plural(found.workers, "worker started", "workers started"),
+                       found.generations.size() == 1 ? "at once" : "in all",
+                       plural(static_cast<long>(found.generations.size()), "generation", "generations"),
+                       count == 0 ? std::string(": the workers are persistent")
+                                  : fmt::format(", but {} {} not persistent (persistent_workers=False), so every new pass "
+                                                "of {} starts new workers",
+                                                not_persistent, count == 1 ? "is" : "are", count == 1 ? "it" : "them"));
   }
   std::vector<int> replaced;
   double replacement_cpu_s = 0.0;
@@ -107,10 +128,22 @@ std::string verdict(const WatchReport& report) {
   }
   const double span_s = found.respawns.back().time_s - found.generations.front().start_s;
   const int times = static_cast<int>(found.respawns.size());
-  return fmt::format("{} replaced {}, every {}: the loop is not keeping persistent workers; the "
-                     "replacements used {} of CPU, start-up and data set loads included.",
+  // Where the hook saw that every replaced set was a loader's without persistent_workers, that
+  // is the cause; otherwise the loop threw away workers it could have kept.
+  bool all_not_persistent = !report.findings.respawn_causes.empty() && report.findings.respawns_without_cause == 0;
+  for (const Findings::Cause& cause : report.findings.respawn_causes) {
+    const HookEvent& event = report.python.events[cause.event];
+    const LoaderView* loader = report.python.loader(event.pid, event.loader);
+    all_not_persistent &= loader != nullptr && !loader->persistent;
+  }
+  return fmt::format("{} replaced {}, every {}: {}; the replacements used {} of CPU, start-up and data set loads "
+                     "included.",
                      plural(typical(replaced), "worker was", "workers were"), plural(times, "time", "times"),
-                     seconds(span_s / times), seconds(replacement_cpu_s));
+                     seconds(span_s / times),
+                     all_not_persistent ? "its loader is not persistent (persistent_workers=False), so every pass "
+                                          "starts new workers; set persistent_workers=True to keep them"
+                                        : "the loop is not keeping persistent workers",
+                     seconds(replacement_cpu_s));
 }
 
 std::string summary_text(const WatchReport& report) {
@@ -146,6 +179,7 @@ std::string summary_text(const WatchReport& report) {
                         generation.members.size() == 1 ? "worker" : "workers", generation.parent, lived,
                         seconds(generation.cpu_s),
                         generation.replaced > 0 ? fmt::format(", replaced {}", generation.replaced) : "");
+    text += generation_cause(report, static_cast<std::size_t>(generation.index - 1));
   }
   if (!found.respawns.empty()) {
     std::string at;
@@ -172,6 +206,7 @@ std::string summary_text(const WatchReport& report) {
                           respawns > 0 ? fmt::format(" ({} workers replaced)", replaced) : "");
     }
   }
+  text += python_summary(report);
   std::string others;
   for (std::size_t i = 1; i < result.processes.size(); ++i) {
     const ProcessRecord& process = result.processes[i];
@@ -193,7 +228,9 @@ std::string summary_text(const WatchReport& report) {
     text += fmt::format("  the kernel dropped {} event reports; /proc was read again each time, so some "
                         "short-lived processes may be missing\n", result.events_lost);
   }
+  text += findings_summary(report);
   text += "  " + verdict(report) + "\n";
+  for (const std::string& sentence : finding_verdicts(report)) text += "  " + sentence + "\n";
   return text;
 }
 
@@ -218,7 +255,15 @@ nlohmann::json report_json(const WatchReport& report) {
   for (const Generation& generation : report.generations.generations) {
     nlohmann::json pids = nlohmann::json::array();
     for (const std::size_t member : generation.members) pids.push_back(result.processes[member].pid);
+    const std::size_t g = static_cast<std::size_t>(generation.index - 1);
+    const auto event_index = [](const std::optional<std::size_t>& index) {
+      return index ? nlohmann::json(*index) : nlohmann::json();
+    };
+    const std::optional<std::size_t> made = report.python.generation_made[g];
     generations.push_back({{"index", generation.index},
+                           {"loader", made ? report.python.events[*made].loader : ""},
+                           {"made_event", event_index(made)},
+                           {"stopped_event", event_index(report.python.generation_stopped[g])},
                            {"parent", generation.parent},
                            {"start", to_string(generation.start)},
                            {"workers", pids},
@@ -237,8 +282,10 @@ nlohmann::json report_json(const WatchReport& report) {
   }
   nlohmann::json marks = nlohmann::json::array();
   for (const double mark : result.epoch_marks_s) marks.push_back(relative(report, mark));
+  nlohmann::json peak_owners = nlohmann::json::array();
+  for (const auto& [owner, count] : report.findings.peak.by_owner) peak_owners.push_back({{"owner", owner}, {"workers", count}});
   return {{"schema", "dlreset.watch"},
-          {"schema_version", 1},
+          {"schema_version", 2},
           {"command", report.command},
           {"pid", result.root},
           {"attached", result.attached},
@@ -256,16 +303,28 @@ nlohmann::json report_json(const WatchReport& report) {
           {"processes", processes},
           {"events_lost", result.events_lost},
           {"watcher_cpu_s", result.watcher_cpu_s},
-          {"verdict", verdict(report)}};
+          {"peak_live_workers", {{"workers", report.findings.peak.workers},
+                                 {"t", relative(report, report.findings.peak.time_s)},
+                                 {"by_owner", peak_owners}}},
+          {"live_workers_at_epochs", report.findings.live_at_epochs},
+          {"checks", checks_json(report)},
+          {"python", python_json(report)},
+          {"verdict", verdict(report)},
+          {"findings", finding_verdicts(report)}};
 }
 
 nlohmann::json events_json(const WatchReport& report) {
   const WatchResult& result = report.result;
-  // One group of lanes per parent; a lone parent's is plainly "workers".
+  const PythonView& python = report.python;
+  // One group of lanes per loader where the hook named it, else per parent; a lone parent's is
+  // plainly "workers".
   std::map<pid_t, int> parents;
   for (const Generation& generation : report.generations.generations) parents[generation.parent] = 0;
-  const auto loader_of = [&](pid_t parent) {
-    return parents.size() == 1 ? std::string("workers") : fmt::format("workers of pid {}", parent);
+  const auto lane_of = [&](const ProcessRecord& worker) {
+    if (const LoaderView* loader = python.loader_of_worker(worker.pid)) {
+      return fmt::format("{} {} (pid {})", loader->key, loader->dataset.substr(loader->dataset.rfind('.') + 1), loader->pid);
+    }
+    return parents.size() == 1 ? std::string("workers") : fmt::format("workers of pid {}", worker.parent);
   };
   struct Timed {
     double t;
@@ -281,7 +340,7 @@ nlohmann::json events_json(const WatchReport& report) {
       const ProcessRecord& worker = result.processes[member];
       // The pid names the worker: unlike a slot number it never stands for two lives at once,
       // so the plot pairs every spawn with its own exit.
-      nlohmann::json common = {{"loader", loader_of(generation.parent)}, {"worker", worker.pid}, {"pid", worker.pid},
+      nlohmann::json common = {{"loader", lane_of(worker)}, {"worker", worker.pid}, {"pid", worker.pid},
                                {"generation", generation.index}};
       nlohmann::json spawn = common;
       spawn["kind"] = "spawn";
@@ -297,6 +356,21 @@ nlohmann::json events_json(const WatchReport& report) {
       }
     }
   }
+  // Where the program stopped a generation's workers (the hook's stack says who): drawn as the
+  // iterator resets of dlreset run's timelines are.
+  for (std::size_t g = 0; g < python.generation_stopped.size(); ++g) {
+    const std::optional<std::size_t> stopped = python.generation_stopped[g];
+    if (!stopped || !is_reset(python.events[*stopped])) continue;
+    const HookEvent& event = python.events[*stopped];
+    const ProcessRecord& first = result.processes[report.generations.generations[g].members.front()];
+    timed.push_back({event.time_s,
+                     {{"kind", "iterator_reset"},
+                      {"t", relative(report, event.time_s)},
+                      {"loader", lane_of(first)},
+                      {"phase", "fit"},
+                      {"epoch", epoch_at(report, event.time_s)},
+                      {"where", program_frame(event.stack)}}});
+  }
   std::stable_sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) { return a.t < b.t; });
   nlohmann::json events = nlohmann::json::array();
   for (Timed& entry : timed) events.push_back(std::move(entry.event));
@@ -308,7 +382,7 @@ nlohmann::json events_json(const WatchReport& report) {
   std::string start_method;
   for (const auto& [name, count] : start_methods) start_method += (start_method.empty() ? "" : "+") + name;
   return {{"schema", "dlreset.events"},
-          {"schema_version", 1},
+          {"schema_version", 2},
           {"variant", "watched"},
           {"command", what_ran(report)},
           {"workers", widest},

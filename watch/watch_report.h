@@ -7,15 +7,20 @@
 #include <string>
 #include <vector>
 
+#include "watch/findings.h"
 #include "watch/generations.h"
+#include "watch/python_view.h"
 #include "watch/watcher.h"
 
 namespace dlreset::watch {
 
-/// A watch's result with its workers classified and grouped.
+/// A watch's result with its workers classified and grouped, the hook's events set against
+/// them, and the checks.
 struct WatchReport {
-  WatchResult result;
+  WatchResult result;  ///< Its hook events moved to `python`.
   GenerationReport generations;
+  PythonView python;
+  Findings findings;
   std::vector<std::string> command;  ///< What ran (empty when attached).
   std::string epoch_pattern;         ///< The --epoch-regex text, empty without one.
   /// The status the program ended with, as a shell gives it, where known.
@@ -31,14 +36,15 @@ double start_uncertainty_s(WatchMode mode, int poll_ms);
 WatchReport analyse_watch(WatchResult result, std::vector<std::string> command, std::string epoch_pattern,
                           double generation_window_s);
 
-/// The verdict in one sentence, e.g. "2 workers were replaced 9 times, every 3.1 s: the loop is
-/// not keeping persistent workers."
+/// The verdict on respawns in one sentence, e.g. "2 workers were replaced 9 times, every 3.1 s:
+/// the loop is not keeping persistent workers."; the findings beyond respawns follow it in the
+/// summary (finding_verdicts).
 std::string verdict(const WatchReport& report);
 
 /// The summary printed at the end of a watch (several lines, each ending in '\n').
 std::string summary_text(const WatchReport& report);
 
-/// `--json`: schema "dlreset.watch", version 1 (docs/watch-json.md).
+/// `--json`: schema "dlreset.watch", version 2 (docs/watch.md, "JSON").
 nlohmann::json report_json(const WatchReport& report);
 
 /// `--events`: the workers' lives in the timeline format of `dlreset run --events`, so

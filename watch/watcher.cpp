@@ -17,6 +17,7 @@
 #include <cstring>
 #include <memory>
 
+#include "watch/hook_channel.h"
 #include "watch/proc_connector.h"
 #include "watch/proc_poller.h"
 #include "watch/process_tree.h"
@@ -62,7 +63,10 @@ class Fd {
 };
 
 /// The program's stdout or stderr on its way through the watcher: passed on unchanged, and read
-/// line by line for the epoch pattern.
+/// line by line for the epoch pattern. A line ends at '\n' or at '\r': a progress bar (tqdm's,
+/// Lightning's) redraws its line after a carriage return, so its redraws are lines too, and they
+/// count once for each new text the pattern matches in them ("Epoch 3" drawn 50 times is one
+/// epoch line).
 class Passthrough {
  public:
   Passthrough(int read_fd, int write_to) : read_fd_(read_fd), write_to_(write_to) {}
@@ -70,7 +74,7 @@ class Passthrough {
   bool open() const { return read_fd_.get() >= 0; }
 
   /// Reads what is there, up to kMaxPumpReads reads, so that a program that never stops writing
-  /// cannot keep the watcher from its other work; returns the number of lines that matched.
+  /// cannot keep the watcher from its other work; returns the number of epoch lines found.
   int pump(const std::regex& pattern) {
     int matched = 0;
     std::array<char, 65536> buffer{};
@@ -79,25 +83,57 @@ class Passthrough {
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) break;  // EAGAIN: all read for now
       if (n == 0) {      // every writer closed it
-        if (!partial_.empty() && std::regex_search(partial_, pattern)) ++matched;
-        partial_.clear();
+        matched += end_line(pattern, '\n');
         read_fd_.reset();
         break;
       }
       write_through(buffer.data(), static_cast<std::size_t>(n));
       for (ssize_t i = 0; i < n; ++i) {
-        if (buffer[i] == '\n' || partial_.size() >= kMaxLineBytes) {
-          if (std::regex_search(partial_, pattern)) ++matched;
-          partial_.clear();
-          if (buffer[i] == '\n') continue;
+        const char c = buffer[i];
+        if (c == '\n' || c == '\r') {
+          matched += end_line(pattern, c);
+          continue;
         }
-        partial_ += buffer[i];
+        if (partial_.size() >= kMaxLineBytes) matched += end_line(pattern, '\n');
+        partial_ += c;
       }
     }
+    // A progress bar writes "\rEpoch 3:   0%|" and ends that line only at its next redraw,
+    // after the epoch's first batch: a line not ended yet is read now, so that it is dated
+    // when it was written.
+    matched += look_at_partial(pattern);
     return matched;
   }
 
  private:
+  /// The line in `partial_` ended with `end`: whether it is an epoch line not counted yet.
+  int end_line(const std::regex& pattern, char end) {
+    const bool redraw = after_carriage_return_ || end == '\r';
+    after_carriage_return_ = end == '\r';
+    const int counted = partial_counted_ ? 0 : count_line(pattern, redraw);
+    partial_.clear();
+    partial_counted_ = false;
+    if (!redraw) last_redraw_match_.clear();
+    return counted;
+  }
+
+  /// The line not ended yet, as far as it goes: counted once if it is an epoch line already.
+  int look_at_partial(const std::regex& pattern) {
+    if (partial_counted_ || partial_.empty()) return 0;
+    const int counted = count_line(pattern, after_carriage_return_);
+    partial_counted_ = counted > 0;
+    return counted;
+  }
+
+  int count_line(const std::regex& pattern, bool redraw) {
+    std::smatch match;
+    if (partial_.empty() || !std::regex_search(partial_, match, pattern)) return 0;
+    if (!redraw) return 1;
+    if (match.str() == last_redraw_match_) return 0;
+    last_redraw_match_ = match.str();
+    return 1;
+  }
+
   void write_through(const char* data, std::size_t size) {
     while (size > 0 && write_to_ >= 0) {
       const ssize_t n = ::write(write_to_, data, size);
@@ -114,18 +150,31 @@ class Passthrough {
   Fd read_fd_;
   int write_to_;
   std::string partial_;
+  bool after_carriage_return_ = false;  ///< The last line ended with '\r': the next is a redraw too.
+  bool partial_counted_ = false;        ///< The line not ended yet was counted already.
+  std::string last_redraw_match_;       ///< What the pattern matched in the last counted redraw.
 };
 
 /// Starts `command` as the watched program: its exec failure comes back over a close-on-exec
 /// pipe, so a missing command is an error here, not an exit status to guess from.
 pid_t launch(const std::vector<std::string>& command, const sigset_t& program_mask, bool set_unbuffered,
-             int out_fd, int err_fd) {
+             const std::vector<std::string>& extra_environment, int out_fd, int err_fd) {
   // Between fork and exec only async-signal-safe calls: argv and the environment are built here.
   std::vector<const char*> argv;
   for (const std::string& arg : command) argv.push_back(arg.c_str());
   argv.push_back(nullptr);
   std::vector<const char*> envp;
-  for (char** entry = environ; *entry != nullptr; ++entry) envp.push_back(*entry);
+  const auto replaced = [&](const char* entry) {
+    for (const std::string& extra : extra_environment) {
+      const std::size_t name = extra.find('=') + 1;
+      if (std::strncmp(entry, extra.c_str(), name) == 0) return true;
+    }
+    return false;
+  };
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (!replaced(*entry)) envp.push_back(*entry);
+  }
+  for (const std::string& extra : extra_environment) envp.push_back(extra.c_str());
   // With the output read for epoch lines, Python would buffer it in blocks, not lines, and
   // every epoch line would arrive late.
   if (set_unbuffered && std::getenv("PYTHONUNBUFFERED") == nullptr) envp.push_back("PYTHONUNBUFFERED=1");
@@ -227,6 +276,26 @@ WatchResult run_watch(const WatchOptions& options) {
   }
   result.mode = connector ? WatchMode::connector : WatchMode::poll;
   if (connector) result.mode_reason.clear();
+
+  // The Python hook: a socket for its events, and the environment that loads it.
+  std::unique_ptr<HookChannel> hook;
+  std::vector<std::string> hook_env;
+  if (attached) {
+    result.python_hook = "off: a process attached to has started already, so the hook cannot be put in it";
+  } else if (options.python_hook_dir.empty()) {
+    result.python_hook = "off";
+  } else {
+    std::string why_not;
+    hook = HookChannel::open(why_not);
+    if (hook) {
+      result.python_hook = "on";
+      result.python_hook_dir = options.python_hook_dir;
+      result.python_hook_socket = hook->path();
+      hook_env = hook_environment(options.python_hook_dir, hook->path());
+    } else {
+      result.python_hook = "off: " + why_not;
+    }
+  }
   ProcessTree tree(/*exit_fds=*/!connector);
 
   // SIGINT and SIGTERM arrive through a signalfd, so the loop decides what they mean; the
@@ -279,7 +348,8 @@ WatchResult run_watch(const WatchOptions& options) {
       for (const int fd : {out_pipe[0], err_pipe[0]}) ::fcntl(fd, F_SETFL, O_NONBLOCK);
     }
     try {
-      root = launch(options.command, previous_mask, options.epoch_regex.has_value(), out_pipe[1], err_pipe[1]);
+      root = launch(options.command, previous_mask, options.epoch_regex.has_value(), hook_env, out_pipe[1],
+                    err_pipe[1]);
     } catch (...) {
       for (const int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) {
         if (fd >= 0) ::close(fd);
@@ -341,6 +411,16 @@ WatchResult run_watch(const WatchOptions& options) {
     read_events();
     apply_events();
   };
+  // Hook events come after the process events of the same wake-up: a worker's fork is known
+  // before the event that names its pid.
+  const auto read_hook = [&]() {
+    if (!hook) return;
+    const std::size_t before = result.hook_events.size();
+    hook->drain(result.hook_events, monotonic_s());
+    if (options.on_hook_event) {
+      for (std::size_t i = before; i < result.hook_events.size(); ++i) options.on_hook_event(result.hook_events[i]);
+    }
+  };
 
   std::uint64_t changes_seen = tree.changes();
   double last_change_s = result.origin_s;
@@ -359,6 +439,7 @@ WatchResult run_watch(const WatchOptions& options) {
     watch_fd(signal_fd.get(), 0);
     watch_fd(root_fd.get(), 0);
     if (connector) watch_fd(connector->fd(), 0);
+    if (hook) watch_fd(hook->fd(), 0);
     for (const auto& stream : streams) watch_fd(stream->fd(), 0);
     if (!connector) {
       for (const auto& [pid, fd] : tree.exit_fds()) {
@@ -386,6 +467,7 @@ WatchResult run_watch(const WatchOptions& options) {
       pump_streams();
     }
     apply_events();
+    if (hook && is_ready(hook->fd())) read_hook();
     for (std::size_t i = 0; i < fds.size(); ++i) {
       if (fd_owner[i] != 0 && (fds[i].revents & (POLLIN | POLLHUP)) != 0) {
         tree.on_exit(fd_owner[i], monotonic_s(), std::nullopt);
@@ -451,8 +533,10 @@ WatchResult run_watch(const WatchOptions& options) {
   read_events();
   pump_streams();
   apply_events();
+  read_hook();
   tree.sample(monotonic_s());
   result.end_s = monotonic_s();
+  if (hook) result.hook_malformed = hook->malformed();
   result.processes = tree.records();
   result.watcher_cpu_s = cpu_time_s() - cpu_at_start;
   return result;

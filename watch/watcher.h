@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "watch/hook_event.h"
 #include "watch/process_record.h"
 
 namespace dlreset::watch {
@@ -33,6 +34,12 @@ struct WatchOptions {
   /// Lines of the program's stdout or stderr that mark the start of an epoch; with it, both
   /// streams pass through the watcher (unchanged) instead of going straight to the terminal.
   std::optional<std::regex> epoch_regex;
+  /// The folder of the Python hook (find_hook_dir()); empty: no hook. Only a command the watcher
+  /// runs gets it: a process attached to has started already.
+  std::string python_hook_dir;
+  /// Called with each hook event as it arrives: where the command line prints a reset's
+  /// traceback when it happens.
+  std::function<void(const HookEvent& event)> on_hook_event;
   /// Called once the watch is set up (the command started, or the process attached to), before
   /// the first event, with the mode used and the time the watch counts from: where the command
   /// line prints that it is attached.
@@ -72,6 +79,13 @@ struct WatchResult {
   int signal_received = 0;
   int events_lost = 0;         ///< Connector reports the kernel dropped (each caused a rescan).
   double watcher_cpu_s = 0.0;  ///< The watcher's own CPU time.
+  /// The Python hook: "on", or why it was off ("--no-python-trace", "attached to a running
+  /// process", a socket that could not be opened).
+  std::string python_hook = "off";
+  std::string python_hook_dir;        ///< The hook's folder, put first on PYTHONPATH.
+  std::string python_hook_socket;     ///< The socket's path, while the watch ran.
+  std::vector<HookEvent> hook_events;  ///< In the order received.
+  int hook_malformed = 0;             ///< Datagrams on the socket that were not hook events.
 };
 
 /// Watches until the root exits (or, attached, until SIGINT/SIGTERM). SIGINT and SIGTERM sent

@@ -8,6 +8,18 @@ namespace {
 
 bool contains(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
 
+/// A shell forks copies of itself for subshells, pipelines and command substitutions; none of
+/// them is a DataLoader worker. Told by the kernel's name for it, or its command's first word.
+bool is_shell(const ProcessRecord& record) {
+  static const char* const kShells[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox"};
+  const std::string first_word = record.cmdline.substr(0, record.cmdline.find(' '));
+  const std::string program = first_word.substr(first_word.rfind('/') + 1);
+  for (const char* shell : kShells) {
+    if (record.comm == shell || program == shell || program == std::string("-") + shell) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 CommandKind classify_command(const std::string& cmdline) {
@@ -65,6 +77,8 @@ void classify_processes(std::vector<ProcessRecord>& records) {
       record.start = parent_kind == CommandKind::forkserver ? WorkerStart::forkserver : WorkerStart::none;
     } else if (parent_of.role == ProcessRole::worker && parent_of.start != WorkerStart::spawn) {
       record.role = ProcessRole::other;  // a fork worker's own child
+    } else if (is_shell(parent_of)) {
+      record.role = ProcessRole::other;  // a subshell: a wrapper script's, not a worker
     } else {
       // A program that forks copies of itself is a training process with workers: the root, a
       // program the root ran (through a shell, say), or a spawned rank.

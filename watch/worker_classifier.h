@@ -26,10 +26,9 @@ CommandKind classify_command(const std::string& cmdline);
 ///   worker, the forkserver and the trackers are helpers, anything else is `other`;
 /// - a fork that never ran exec is a copy of its parent: a worker of it (PyTorch's fork start
 ///   method), or a forkserver worker if the forkserver forked it; but a fork worker's own fork,
-///   or a tracker's, is `other`;
+///   a tracker's, or a shell's (a subshell of a wrapper script) is `other`;
 /// - a process other than the root that forked workers is a training process (`program`): a
 ///   program the root ran through a shell, or a rank torch.multiprocessing.spawn started.
-/// A forked subshell that never runs exec counts as a worker: from the outside it looks like one.
 void classify_processes(std::vector<ProcessRecord>& records);
 
 }  // namespace dlreset::watch

@@ -18,6 +18,7 @@
 #include "tests/support/command.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/python_torch.h"
+#include "tests/watch/watch_json.h"
 
 namespace dlreset::watch {
 namespace {
@@ -31,19 +32,6 @@ using testing::kPython;
 constexpr double kProcessDeadlineS = 30.0;
 
 std::string train_loop() { return std::string(DLRESET_SOURCE_DIR) + "/tests/watch/train_loop.py"; }
-
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-nlohmann::json read_json(const std::string& path) {
-  const std::string text = read_file(path);
-  if (text.empty()) return nlohmann::json::object();
-  return nlohmann::json::parse(text);
-}
 
 Result watch(const std::string& args) { return testing::run_shell(testing::dlreset_binary() + " watch " + args); }
 
@@ -97,21 +85,37 @@ TEST_P(WatchTrainLoop, CountsTheGenerationsAndTheRespawnsOfARealTorchLoop) {
   // The program's output passes through unchanged.
   EXPECT_THAT(result.out, HasSubstr("Epoch 0\n"));
   EXPECT_THAT(result.out, HasSubstr("epoch 2 done"));
+  // The hook named the loader and saw every iterator it made, one a generation.
+  int made = 0;
+  for (const auto& event : report["python"]["events"]) made += event["kind"] == "iterator_made";
+  EXPECT_EQ(made, scenario.generations) << result.err;
+  EXPECT_EQ(report["python"]["loaders"].size(), 1u) << result.err;
   if (scenario.respawns == 0) {
     EXPECT_EQ(result.status, 0) << result.err;
     EXPECT_THAT(result.err, HasSubstr("the workers are persistent"));
   } else {
-    EXPECT_EQ(result.status, 1) << result.err;
+    EXPECT_EQ(result.status, kGateFailed) << result.err;
     EXPECT_THAT(result.err, HasSubstr("workers were replaced " + std::to_string(scenario.respawns) + " times (at "));
-    EXPECT_THAT(result.err, HasSubstr("the loop is not keeping persistent workers"));
+    EXPECT_THAT(result.err, HasSubstr(scenario.mode == "reset" ? "the loop is not keeping persistent workers"
+                                                               : "its loader is not persistent (persistent_workers=False)"));
     // A spawned generation lives for seconds (each worker starts an interpreter and imports
     // torch), long enough to be reported as it happens, not only in the summary.
     if (scenario.start_method == "spawn") {
       EXPECT_THAT(result.err, HasSubstr("2 workers were replaced by generation 2 (epoch 1)\n"));
     }
+    // Every respawn came from one stack, which the summary prints once: for the reset, the
+    // function that shut the workers down; without persistence, the iterator's own end.
+    EXPECT_THAT(result.err, HasSubstr(std::to_string(scenario.respawns) + " respawns, all from this stack:"));
+    if (scenario.mode == "reset") {
+      EXPECT_THAT(result.err, HasSubstr(", in reset_like_lightning_1_5_0\n    loader._iterator._shutdown_workers()"));
+    } else {
+      EXPECT_THAT(result.err, HasSubstr("shut down by _next_data()"));
+    }
   }
+  // A spawn and an exit for each worker, and a reset mark where the program stopped workers.
   const nlohmann::json events = read_json(dir.file("events.json"));
-  EXPECT_EQ(events["events"].size(), static_cast<std::size_t>(4 * scenario.generations));  // spawn + exit each
+  const int resets = scenario.mode == "reset" ? scenario.respawns : 0;
+  EXPECT_EQ(events["events"].size(), static_cast<std::size_t>(4 * scenario.generations + resets));
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -1,0 +1,33 @@
+// dlreset-watch: `dlreset watch` as a program of its own, which links no LibTorch, so that a CI
+// job can gate a Python training run without installing LibTorch. Same options, same report,
+// same exit statuses.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "app/accepted_values.h"
+#include "app/watch_command.h"
+
+int main(int argc, char** argv) {
+  using namespace dlreset::app;
+  CLI::App app{kWatchDescription};
+  app.name("dlreset-watch");
+  app.set_version_flag("--version", "dlreset-watch " DLRESET_VERSION);
+  WatchCommandOptions options;
+  options.program_name = "dlreset-watch";
+  WatchFlags flags;
+  AcceptedValues accepted;
+  add_watch_options(app, accepted, options, flags, "dlreset-watch");
+  const std::vector<std::string> command_after_dashes = split_command(argc, argv, 1);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
+    std::cerr << "dlreset-watch: " << usage_message(error, &accepted) << "\n";
+    return 2;
+  }
+  if (const std::optional<int> bad = finish_watch_options(app, options, flags, command_after_dashes, "dlreset-watch")) {
+    return *bad;
+  }
+  return watch_command(options);
+}

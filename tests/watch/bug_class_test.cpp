@@ -1,0 +1,120 @@
+// The bug class under `dlreset watch`: for each public bug of the class, a plain torch 1.13
+// program that does what the original code did (tests/watch/bug_class/), run as it shipped and
+// as it was fixed. The bug must give its exact counts and fail the gates; the fix must give a
+// clean report and pass them.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/support/command.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/python_torch.h"
+#include "tests/watch/watch_json.h"
+
+namespace dlreset::watch {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+/// The counts of the report's checks, by name: respawns, live_workers, leaked_workers,
+/// extra_iterators, late_set_epoch.
+using Counts = std::map<std::string, long>;
+
+struct BugCase {
+  std::string program;  ///< tests/watch/bug_class/<program>.py
+  std::string gates;    ///< What a CI job would hold it to.
+  Counts bug;           ///< Every check's count as shipped.
+  Counts fixed;         ///< As fixed: the same, but what the fix removed.
+  /// Lines the summary of the bug must hold (its traceback's frames, its finding).
+  std::vector<std::string> bug_says;
+};
+
+std::string case_name(const ::testing::TestParamInfo<BugCase>& info) { return info.param.program; }
+
+class BugClass : public ::testing::TestWithParam<BugCase> {
+ protected:
+  struct Watched {
+    testing::CommandResult result;
+    nlohmann::json report;
+  };
+
+  Watched watch_program(bool fixed) {
+    const BugCase& bug = GetParam();
+    const std::string json = dir_.file(fixed ? "fixed.json" : "bug.json");
+    Watched watched;
+    watched.result = testing::run_shell(testing::dlreset_binary() + " watch --no-live --epoch-regex '^Epoch' --json " +
+                                        json + " " + bug.gates + " -- " + testing::kPython + " " + source_dir() +
+                                        "/tests/watch/bug_class/" + bug.program + ".py" + (fixed ? " --fixed" : ""));
+    watched.report = read_json(json);
+    return watched;
+  }
+
+  testing::TempDir dir_;
+};
+
+TEST_P(BugClass, TheBugGivesItsCountsAndFailsTheGates) {
+  DLRESET_REQUIRE_PYTHON_TORCH();
+  const Watched bug = watch_program(false);
+  ASSERT_FALSE(bug.report.empty()) << bug.result.err;
+  EXPECT_EQ(bug.report["exit_status"], 0) << "the program itself must succeed: " << bug.result.err;
+  EXPECT_EQ(check_counts(bug.report), GetParam().bug) << bug.result.err;
+  EXPECT_EQ(bug.result.status, kGateFailed) << bug.result.err;
+  for (const std::string& line : GetParam().bug_says) EXPECT_THAT(bug.result.err, HasSubstr(line));
+  EXPECT_EQ(bug.report["python"]["processes"][0]["hook_loaded"], true) << bug.result.err;
+}
+
+TEST_P(BugClass, TheFixGivesACleanReportAndPassesTheGates) {
+  DLRESET_REQUIRE_PYTHON_TORCH();
+  const Watched fixed = watch_program(true);
+  ASSERT_FALSE(fixed.report.empty()) << fixed.result.err;
+  EXPECT_EQ(check_counts(fixed.report), GetParam().fixed) << fixed.result.err;
+  EXPECT_EQ(fixed.result.status, 0) << fixed.result.err;
+  EXPECT_EQ(fixed.report["findings"].size(), 0u) << fixed.result.err;
+  EXPECT_THAT(fixed.result.err, Not(HasSubstr("more than the")));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Watch, BugClass,
+    ::testing::Values(
+        // Every epoch's reset shuts the persistent workers down: two respawns in three epochs,
+        // both from the fetcher's reset, whose frames the traceback shows.
+        BugCase{"lightning_10389", "--expect-clean",
+                {{"respawns", 2}, {"live_workers", 2}, {"leaked_workers", 0}, {"extra_iterators", 0}, {"late_set_epoch", 0}},
+                {{"respawns", 0}, {"live_workers", 2}, {"leaked_workers", 0}, {"extra_iterators", 0}, {"late_set_epoch", 0}},
+                {"2 respawns, all from this stack:", ", in reset\n        _shutdown_workers_and_reset_iterator(self.dataloader)",
+                 ", in _shutdown_workers_and_reset_iterator\n        dataloader._iterator._shutdown_workers()"}},
+        // Three validation loaders of two workers: six alive at once, where two would do.
+        BugCase{"lightning_17641", "--expect-clean --max-live-workers 2",
+                {{"respawns", 0}, {"live_workers", 6}, {"leaked_workers", 0}, {"extra_iterators", 0}, {"late_set_epoch", 0}},
+                {{"respawns", 0}, {"live_workers", 2}, {"leaked_workers", 0}, {"extra_iterators", 0}, {"late_set_epoch", 0}},
+                {"6 workers were alive at once", "--max-live-workers"}},
+        // The check's iter() starts a pass that the first epoch's iter() throws away: its
+        // prefetch_factor x workers = 4 batches.
+        BugCase{"lightning_18414", "--expect-clean",
+                {{"respawns", 0}, {"live_workers", 2}, {"leaked_workers", 0}, {"extra_iterators", 1}, {"late_set_epoch", 0}},
+                {{"respawns", 0}, {"live_workers", 2}, {"leaked_workers", 0}, {"extra_iterators", 0}, {"late_set_epoch", 0}},
+                {"4 prefetched batches were thrown away", "in _check_dataloader_iterable\n        iter(dataloader)"}},
+        // Resumed, the epoch makes a second iterator: a second set of workers, the first unread.
+        BugCase{"lightning_19427", "--expect-clean",
+                {{"respawns", 0}, {"live_workers", 4}, {"leaked_workers", 0}, {"extra_iterators", 1}, {"late_set_epoch", 0}},
+                {{"respawns", 0}, {"live_workers", 2}, {"leaked_workers", 0}, {"extra_iterators", 0}, {"late_set_epoch", 0}},
+                {"4 prefetched batches were thrown away", "in setup_data\n        self.data_iter = iter(self.loader)"}},
+        // The resumed epoch's pass is drawn with epoch 0 before set_epoch(2).
+        BugCase{"lightning_21938", "--expect-clean",
+                {{"respawns", 0}, {"live_workers", 2}, {"leaked_workers", 0}, {"extra_iterators", 0}, {"late_set_epoch", 1}},
+                {{"respawns", 0}, {"live_workers", 2}, {"leaked_workers", 0}, {"extra_iterators", 0}, {"late_set_epoch", 0}},
+                {"set_epoch(2) on sampler S1", "with epoch 0", "replays epoch 0's order"}},
+        // A new persistent eval loader at each of three evaluations: the first two keep their
+        // workers, so the train loader's 2 and three eval loaders' 2 each are alive at the end.
+        BugCase{"transformers_28469", "--expect-clean",
+                {{"respawns", 0}, {"live_workers", 8}, {"leaked_workers", 4}, {"extra_iterators", 0}, {"late_set_epoch", 0}},
+                {{"respawns", 0}, {"live_workers", 4}, {"leaked_workers", 0}, {"extra_iterators", 0}, {"late_set_epoch", 0}},
+                {"4 workers were leaked", "a loader of the same kind, still had 2 alive"}}),
+    case_name);
+
+}  // namespace
+}  // namespace dlreset::watch

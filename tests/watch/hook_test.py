@@ -1,0 +1,290 @@
+#!/usr/bin/python3
+"""The Python hook of `dlreset watch` (watch/python/sitecustomize.py), inside real programs.
+
+Each test runs a small program twice, as the watcher runs it (the hook's folder first on
+PYTHONPATH, its socket in DLRESET_WATCH_SOCKET, here a socket this test reads) and as it runs
+unwatched, and holds the hook to its rules: the program prints the same, exits the same, imports
+the same modules and draws the same samples; the hook never blocks, never raises into the
+program, and says what it could not see.
+
+    hook_test.py --hook-dir build/share/dlreset/python [unittest options]
+"""
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import unittest
+
+PYTHON = "/usr/bin/python3"
+HOOK_DIR = None
+# A program of these tests imports torch: a second or two each on a small machine.
+TIMEOUT_S = 120
+
+
+class Listener:
+    """The watcher's end of the socket: collects the hook's events."""
+
+    def __init__(self, directory, read=True):
+        self.path = os.path.join(directory, "events")
+        self.socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.socket.bind(self.path)
+        self.socket.setblocking(False)
+
+    def events(self):
+        found = []
+        while True:
+            try:
+                found.append(json.loads(self.socket.recv(1 << 20)))
+            except BlockingIOError:
+                return found
+
+    def close(self):
+        self.socket.close()
+
+
+class HookTest(unittest.TestCase):
+    def setUp(self):
+        self.directory = tempfile.TemporaryDirectory()
+        self.dir = self.directory.name
+        self.listener = Listener(self.dir)
+
+    def tearDown(self):
+        self.listener.close()
+        self.directory.cleanup()
+
+    def program(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(text))
+        return path
+
+    def run_program(self, argv, watched, env=None, **kwargs):
+        environment = dict(os.environ if env is None else env)
+        environment.pop("DLRESET_WATCH_SOCKET", None)
+        if watched:
+            own = environment.get("PYTHONPATH")
+            environment["PYTHONPATH"] = HOOK_DIR + (":" + own if own else "")
+            environment["DLRESET_WATCH_SOCKET"] = self.listener.path
+        return subprocess.run(argv, env=environment, capture_output=True, text=True, timeout=TIMEOUT_S, **kwargs)
+
+    def assert_same_run(self, argv, env=None):
+        """Runs `argv` unwatched and watched: same output, same status. Returns the watched events."""
+        plain = self.run_program(argv, watched=False, env=env)
+        self.listener.events()
+        watched = self.run_program(argv, watched=True, env=env)
+        self.assertEqual(watched.returncode, plain.returncode, watched.stderr)
+        self.assertEqual(watched.stdout, plain.stdout)
+        self.assertEqual(watched.stderr, plain.stderr)
+        return self.listener.events()
+
+    def kinds(self, events):
+        return [event["kind"] for event in events]
+
+    def test_a_program_without_torch_imports_the_same_modules(self):
+        program = self.program("plain.py", """\
+            import sys
+            print(sorted(sys.modules))
+            print(sys.path[1:])
+            """)
+        events = self.assert_same_run([PYTHON, program])
+        self.assertEqual(self.kinds(events), ["hello"])
+        self.assertEqual(events[0]["hidden_sitecustomize"], "/usr/lib/python3.11/sitecustomize.py")
+
+    def test_a_torch_program_imports_the_same_modules_and_draws_the_same_samples(self):
+        program = self.program("order.py", """\
+            import sys
+            import torch
+            from torch.utils.data import DataLoader, Dataset
+
+            class Indices(Dataset):
+                def __len__(self):
+                    return 48
+                def __getitem__(self, index):
+                    return index
+
+            loader = DataLoader(Indices(), batch_size=8, shuffle=True, num_workers=2, persistent_workers=True,
+                                generator=torch.Generator().manual_seed(5))
+            for epoch in range(3):
+                print(epoch, [batch.tolist() for batch in loader])
+            print(sorted(name for name in sys.modules))
+            """)
+        events = self.assert_same_run([PYTHON, program])
+        self.assertEqual(self.kinds(events).count("iterator_made"), 1)
+        self.assertEqual(self.kinds(events).count("iterator_reset"), 2)
+        patched = [event for event in events if event["kind"] == "patched"]
+        self.assertEqual(len(patched), 1)
+        self.assertEqual(patched[0]["unseen"], [])
+
+    def test_the_programs_own_sitecustomize_still_runs(self):
+        own = os.path.join(self.dir, "own")
+        os.mkdir(own)
+        with open(os.path.join(own, "sitecustomize.py"), "w") as f:
+            f.write("import builtins\nbuiltins.OWN_SITECUSTOMIZE = 'ran'\n")
+        program = self.program("uses_own.py", "print(OWN_SITECUSTOMIZE)\n")
+        env = dict(os.environ, PYTHONPATH=own)
+        events = self.assert_same_run([PYTHON, program], env=env)
+        self.assertEqual(events[0]["kind"], "hello")
+        self.assertEqual(events[0]["hidden_sitecustomize"], os.path.join(own, "sitecustomize.py"))
+        # The program's own PYTHONPATH entries stay on its path.
+        self.assertEqual(self.run_program([PYTHON, "-c", "import sys; print(%r in sys.path)" % own],
+                                          watched=True, env=env).stdout, "True\n")
+
+    def test_a_program_that_replaces_pythonpath_or_runs_isolated_runs_as_it_would(self):
+        program = self.program("children.py", """\
+            import os, subprocess, sys
+            env = dict(os.environ, PYTHONPATH="/nonexistent")
+            print(subprocess.run([sys.executable, "-c", "print('child', 1 + 1)"], env=env,
+                                 capture_output=True, text=True).stdout, end="")
+            print(subprocess.run([sys.executable, "-I", "-c", "import sys; print('isolated', sys.flags.isolated)"],
+                                 capture_output=True, text=True).stdout, end="")
+            """)
+        events = self.assert_same_run([PYTHON, program])
+        # Only the parent loaded the hook: the two children could not, and said nothing.
+        self.assertEqual(self.kinds(events), ["hello"])
+
+    def test_a_loader_class_with_its_own_iterator_attribute_is_named_as_unseen(self):
+        program = self.program("own_iterator.py", """\
+            import torch
+            from torch.utils.data import DataLoader
+
+            class Reporting(DataLoader):
+                @property
+                def _iterator(self):
+                    return self.__dict__.get("_it")
+                @_iterator.setter
+                def _iterator(self, value):
+                    if value is None and self.__dict__.get("_it") is not None:
+                        print("set to None")
+                    self.__dict__["_it"] = value
+
+            loader = Reporting(list(range(16)), batch_size=4, num_workers=1, persistent_workers=True)
+            for epoch in range(2):
+                print(sum(int(batch.sum()) for batch in loader))
+            loader._iterator = None
+            """)
+        events = self.assert_same_run([PYTHON, program])
+        unseen = [event for event in events if event["kind"] == "unseen"]
+        self.assertEqual(len(unseen), 1)
+        self.assertIn("Reporting defines _iterator itself", unseen[0]["reason"])
+        self.assertEqual(self.kinds(events).count("iterator_dropped"), 0)
+
+    def test_an_error_inside_the_hook_is_reported_and_the_program_goes_on(self):
+        # The program breaks the hook's channel from outside, as a bug in the hook would: every
+        # send now raises. The reset below goes through the hook's property all the same.
+        program = self.program("broken_hook.py", """\
+            import torch
+            from torch.utils.data import DataLoader
+            from torch.utils.data.dataloader import DataLoader as Base
+
+            import sys
+            hook = Base.__dict__["_iterator"].fset.__globals__ if isinstance(Base.__dict__.get("_iterator"), property) else None
+            if hook is not None:
+                class Broken:
+                    def send(self, event):
+                        raise RuntimeError("the hook's own bug")
+                hook["_channel"] = Broken()
+                open(sys.argv[1], "w").close()  # the test's proof that the hook was broken
+            loader = DataLoader(list(range(8)), batch_size=4, num_workers=1, persistent_workers=True)
+            print([batch.tolist() for batch in loader])
+            loader._iterator = None
+            print([batch.tolist() for batch in loader])
+            """)
+        broken = os.path.join(self.dir, "broken")
+        self.assert_same_run([PYTHON, program, broken])
+        self.assertTrue(os.path.exists(broken), "the watched run did not reach the hook to break it")
+
+    def test_a_full_socket_never_blocks_the_program_and_the_loss_is_counted(self):
+        # Nothing reads the socket while the program makes many loaders (an event each): the
+        # queue fills, the program goes on, and the next event after a drain counts the lost.
+        go = os.path.join(self.dir, "go")
+        program = self.program("many.py", """\
+            import os, sys, time
+            from torch.utils.data import DataLoader
+            started = time.monotonic()
+            for _ in range(3000):
+                DataLoader([0])
+            print("made", flush=True)
+            while not os.path.exists(sys.argv[1]):
+                time.sleep(0.01)
+            DataLoader([0])
+            """)
+        environment = dict(os.environ, PYTHONPATH=HOOK_DIR, DLRESET_WATCH_SOCKET=self.listener.path)
+        child = subprocess.Popen([PYTHON, program, go], env=environment, stdout=subprocess.PIPE, text=True)
+        self.assertEqual(child.stdout.readline(), "made\n")
+        child.stdout.close()
+        queued = self.listener.events()
+        open(go, "w").close()
+        self.assertEqual(child.wait(timeout=TIMEOUT_S), 0)
+        last = self.listener.events()
+        self.assertEqual(len(last), 1)
+        made = len([event for event in queued if event["kind"] == "loader_made"])
+        self.assertGreater(made, 0)
+        self.assertEqual(last[0]["lost"], 3000 - made)
+        self.assertEqual(last[0]["seq"], len(queued) + last[0]["lost"] + 1)
+
+    def test_a_watcher_that_is_gone_leaves_the_program_alone(self):
+        program = self.program("alone.py", """\
+            from torch.utils.data import DataLoader
+            loader = DataLoader(list(range(8)), batch_size=4, num_workers=1, persistent_workers=True)
+            print([batch.tolist() for batch in loader])
+            """)
+        self.listener.close()
+        os.unlink(self.listener.path)
+        plain = self.run_program([PYTHON, program], watched=False)
+        watched = self.run_program([PYTHON, program], watched=True)
+        self.listener = Listener(self.dir)
+        self.assertEqual((watched.returncode, watched.stdout, watched.stderr),
+                         (plain.returncode, plain.stdout, plain.stderr))
+
+    def test_each_event_carries_the_loader_the_stack_the_pid_and_the_rank(self):
+        program = self.program("reset.py", """\
+            from torch.utils.data import DataLoader
+
+            def reset(loader):
+                loader._iterator._shutdown_workers()
+                loader._iterator = None
+
+            loader = DataLoader(list(range(16)), batch_size=4, num_workers=2, persistent_workers=True)
+            for epoch in range(2):
+                reset(loader) if epoch else None
+                for batch in loader:
+                    pass
+            del loader._iterator
+            """)
+        env = dict(os.environ, RANK="1", LOCAL_RANK="0")
+        events = self.assert_same_run([PYTHON, program], env=env)
+        dropped = [event for event in events if event["kind"] == "iterator_dropped"]
+        self.assertEqual([event["how"] for event in dropped], ["None", "deleted"])
+        shutdown = [event for event in events if event["kind"] == "workers_shutdown"]
+        self.assertEqual(shutdown[0]["caller"], "reset")
+        self.assertEqual(shutdown[0]["stack"][-1][2:], ["reset", "loader._iterator._shutdown_workers()"])
+        made = [event for event in events if event["kind"] == "iterator_made"]
+        self.assertEqual(len(made), 2)
+        for event in made:
+            self.assertEqual((event["dataset"], event["batch_size"], event["workers"], event["persistent"]),
+                             ("list", 4, 2, True))
+            self.assertEqual(len(event["worker_pids"]), 2)
+            self.assertEqual((event["rank"], event["local_rank"]), ("1", "0"))
+        # No frame of the hook's own.
+        for event in events:
+            for frame in event.get("stack", []):
+                self.assertNotIn("sitecustomize", frame[0])
+
+
+def main():
+    global HOOK_DIR
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hook-dir", required=True, help="the folder of the hook's sitecustomize.py")
+    args, rest = parser.parse_known_args()
+    HOOK_DIR = os.path.abspath(args.hook_dir)
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()

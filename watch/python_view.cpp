@@ -1,0 +1,340 @@
+#include "watch/python_view.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+namespace dlreset::watch {
+
+namespace {
+
+using IteratorId = std::pair<pid_t, std::string>;
+
+std::string short_class(const std::string& name) {
+  const std::size_t dot = name.rfind('.');
+  return dot == std::string::npos ? name : name.substr(dot + 1);
+}
+
+bool is_library_file(const std::string& file) {
+  return file.find("/torch/") != std::string::npos || file.find("/multiprocessing/") != std::string::npos ||
+         file.find("/lib/python3") != std::string::npos;
+}
+
+/// -I, -E and -S among an interpreter's own options (before its script, -c or -m).
+struct PythonFlags {
+  bool isolated = false;
+  bool ignore_environment = false;
+  bool no_site = false;
+};
+
+PythonFlags python_flags(const std::vector<std::string>& argv) {
+  PythonFlags flags;
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    if (arg.size() < 2 || arg[0] != '-') break;  // the script, or "-" (stdin)
+    if (arg == "--check-hash-based-pycs") {
+      ++i;
+      continue;
+    }
+    if (arg.compare(0, 2, "--") == 0) continue;
+    bool stop = false;
+    for (std::size_t c = 1; c < arg.size() && !stop; ++c) {
+      switch (arg[c]) {
+        case 'I': flags.isolated = true; break;
+        case 'E': flags.ignore_environment = true; break;
+        case 'S': flags.no_site = true; break;
+        case 'c':
+        case 'm': return flags;  // the program's own arguments follow
+        case 'W':
+        case 'X':
+          if (c + 1 == arg.size()) ++i;  // its value is the next argument
+          stop = true;
+          break;
+        default: break;
+      }
+    }
+  }
+  return flags;
+}
+
+}  // namespace
+
+std::string LoaderView::describe() const {
+  std::string what = short_class(dataset);
+  if (batch_size) what += fmt::format(", batch {}", *batch_size);
+  if (workers) {
+    what += fmt::format(", {} {}{}", *workers, start_method.empty() ? "" : start_method + " ",
+                        *workers == 1 ? "worker" : "workers");
+  }
+  if (workers && *workers > 0) what += persistent ? ", persistent" : ", not persistent";
+  return fmt::format("{} ({}) in pid {}", key, what, pid);
+}
+
+bool LoaderView::same_kind(const LoaderView& other) const {
+  return pid == other.pid && dataset == other.dataset && batch_size == other.batch_size &&
+         workers == other.workers && persistent == other.persistent;
+}
+
+const LoaderView* PythonView::loader_of_worker(pid_t worker) const {
+  for (const LoaderView& view : loaders) {
+    if (std::find(view.worker_pids.begin(), view.worker_pids.end(), worker) != view.worker_pids.end()) return &view;
+  }
+  return nullptr;
+}
+
+const LoaderView* PythonView::loader(pid_t pid, const std::string& key) const {
+  for (const LoaderView& view : loaders) {
+    if (view.pid == pid && view.key == key) return &view;
+  }
+  return nullptr;
+}
+
+bool is_reset(const HookEvent& event) {
+  if (event.kind == HookEventKind::iterator_dropped) return !event.worker_pids.empty();
+  return event.kind == HookEventKind::workers_shutdown && event.caller != "__del__" && event.caller != "_next_data";
+}
+
+bool same_stack(const std::vector<StackFrame>& a, const std::vector<StackFrame>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const StackFrame& x, const StackFrame& y) {
+    return x.line == y.line && x.file == y.file && x.function == y.function;
+  });
+}
+
+std::vector<StackGroup> group_by_stack(const PythonView& view, const std::vector<std::size_t>& events) {
+  std::vector<StackGroup> groups;
+  for (const std::size_t index : events) {
+    const auto found = std::find_if(groups.begin(), groups.end(), [&](const StackGroup& group) {
+      return same_stack(view.events[group.events.front()].stack, view.events[index].stack);
+    });
+    if (found == groups.end()) {
+      groups.push_back(StackGroup{{index}});
+    } else {
+      found->events.push_back(index);
+    }
+  }
+  return groups;
+}
+
+std::string program_frame(const std::vector<StackFrame>& stack) {
+  if (stack.empty()) return "an unknown place";
+  const auto own = std::find_if(stack.rbegin(), stack.rend(), [](const StackFrame& f) { return !is_library_file(f.file); });
+  const StackFrame& frame = own != stack.rend() ? *own : stack.back();
+  const std::size_t slash = frame.file.rfind('/');
+  return fmt::format("{}:{} in {}", slash == std::string::npos ? frame.file : frame.file.substr(slash + 1), frame.line,
+                     frame.function);
+}
+
+std::string why_no_hook(const PythonStart& start, const std::string& hook_dir) {
+  const PythonFlags flags = python_flags(start.argv);
+  if (flags.isolated) return "it was run with -I (isolated mode), which ignores PYTHONPATH and so the hook";
+  if (flags.ignore_environment) return "it was run with -E, which ignores PYTHONPATH and so the hook";
+  if (flags.no_site) return "it was run with -S, which skips the site module and so the hook's sitecustomize";
+  if (!start.environ_read) return "its environment could not be read, so the reason is not known";
+  if (!start.socket_set) {
+    return "its environment has no DLRESET_WATCH_SOCKET: the program started it with an environment of its own";
+  }
+  if (!start.pythonpath || start.pythonpath->find(hook_dir) == std::string::npos) {
+    return "its PYTHONPATH (" + start.pythonpath.value_or("unset") +
+           ") no longer holds the hook's folder: the program replaced it";
+  }
+  return "its hook never said hello: it ended before the hook started, or its site module does not import "
+         "sitecustomize";
+}
+
+std::string reset_heading(const PythonView& view, const HookEvent& event) {
+  const LoaderView* loader = view.loader(event.pid, event.loader);
+  const std::string name = loader != nullptr ? loader->describe() : fmt::format("an unknown loader in pid {}", event.pid);
+  const std::string rank = event.rank ? fmt::format(", rank {}", *event.rank) : "";
+  if (event.kind == HookEventKind::iterator_dropped) {
+    const std::string how = event.how == "None" ? "set to None" : event.how;
+    return fmt::format("iterator of loader {}{} {}", name, rank, how);
+  }
+  if (event.kind == HookEventKind::workers_shutdown) {
+    return fmt::format("workers of loader {}{} shut down{}", name, rank,
+                       event.caller.empty() ? "" : " by " + event.caller + "()");
+  }
+  if (event.kind == HookEventKind::iterator_reset) return fmt::format("iterator of loader {}{} reset", name, rank);
+  if (event.kind == HookEventKind::iterator_made) return fmt::format("iterator of loader {}{} made", name, rank);
+  return fmt::format("sampler {} of pid {}{}: set_epoch({})", event.sampler, event.pid, rank, event.epoch.value_or(-1));
+}
+
+void name_workers(std::vector<ProcessRecord>& records, const std::vector<HookEvent>& events) {
+  std::map<pid_t, const HookEvent*> made_by;
+  for (const HookEvent& event : events) {
+    if (event.kind != HookEventKind::iterator_made) continue;
+    for (const pid_t pid : event.worker_pids) made_by[pid] = &event;
+  }
+  for (ProcessRecord& record : records) {
+    const auto found = made_by.find(record.pid);
+    if (record.role != ProcessRole::worker || found == made_by.end() || found->second->time_s < record.start_s - 1.0) {
+      continue;  // not a worker, or a pid used again
+    }
+    const HookEvent& event = *found->second;
+    record.loader_key = fmt::format("{}:{}", event.pid, event.loader);
+    record.iterator_key = fmt::format("{}:{}", event.pid, event.iterator);
+  }
+}
+
+PythonView analyse_python(std::string hook, std::vector<HookEvent> events, int malformed,
+                          const std::vector<ProcessRecord>& records, const GenerationReport& generations,
+                          const std::string& hook_dir) {
+  PythonView view;
+  view.hook = std::move(hook);
+  view.malformed = malformed;
+  // Each process's events in its own order; processes interleaved by their clocks (one clock).
+  std::stable_sort(events.begin(), events.end(), [](const HookEvent& a, const HookEvent& b) {
+    return a.pid == b.pid ? a.sequence < b.sequence : a.time_s < b.time_s;
+  });
+  view.events = std::move(events);
+
+  // The Python processes: every interpreter the tree ran, and whoever said hello.
+  std::set<pid_t> listed;
+  const auto hooked = [&](pid_t pid) -> HookedProcess& {
+    for (HookedProcess& process : view.processes) {
+      if (process.pid == pid) return process;
+    }
+    view.processes.push_back(HookedProcess{});
+    view.processes.back().pid = pid;
+    return view.processes.back();
+  };
+  for (const ProcessRecord& record : records) {
+    if (!record.python) continue;
+    hooked(record.pid).cmdline = record.cmdline;
+  }
+  for (const HookEvent& event : view.events) {
+    HookedProcess& process = hooked(event.pid);
+    process.events_lost = std::max(process.events_lost, event.lost_before);
+    if (event.rank) process.rank = event.rank;
+    if (event.local_rank) process.local_rank = event.local_rank;
+    switch (event.kind) {
+      case HookEventKind::hello:
+        process.hello = true;
+        if (process.cmdline.empty()) {
+          for (const std::string& arg : event.argv) process.cmdline += (process.cmdline.empty() ? "" : " ") + arg;
+        }
+        break;
+      case HookEventKind::patched:
+        process.patched = true;
+        process.torch_version = event.torch_version;
+        for (const std::string& where : event.unseen) process.unseen.push_back(where + ": not found in this torch");
+        break;
+      case HookEventKind::unseen: process.unseen.push_back(event.what + ": " + event.reason); break;
+      case HookEventKind::hook_error: process.errors.push_back(event.where + ": " + event.error); break;
+      default: break;
+    }
+  }
+  // A fork worker inherits its parent's hook and says no hello of its own: only processes that
+  // ran a Python interpreter by exec are expected to.
+  for (HookedProcess& process : view.processes) {
+    if (process.hello || view.hook != "on") continue;
+    const auto record = std::find_if(records.begin(), records.end(), [&](const ProcessRecord& r) {
+      return r.pid == process.pid && r.python;
+    });
+    if (record != records.end()) process.why_not = why_no_hook(*record->python, hook_dir);
+  }
+
+  // Loaders, iterators and passes.
+  std::map<IteratorId, std::string> loader_of_iterator;
+  std::map<IteratorId, std::size_t> open_pass;  // iterator -> index into view.passes
+  const auto loader_view = [&](const HookEvent& event) -> LoaderView* {
+    if (event.loader.empty()) return nullptr;
+    for (LoaderView& loader : view.loaders) {
+      if (loader.pid == event.pid && loader.key == event.loader) return &loader;
+    }
+    if (event.dataset.empty()) return nullptr;
+    LoaderView loader;
+    loader.pid = event.pid;
+    loader.key = event.loader;
+    loader.dataset = event.dataset;
+    loader.batch_size = event.batch_size;
+    loader.workers = event.workers;
+    loader.persistent = event.persistent;
+    loader.start_method = event.start_method;
+    view.loaders.push_back(loader);
+    return &view.loaders.back();
+  };
+  const auto end_pass = [&](const IteratorId& id, std::size_t index) {
+    const auto open = open_pass.find(id);
+    if (open == open_pass.end()) return;
+    PassView& pass = view.passes[open->second];
+    pass.end_event = index;
+    pass.yielded = view.events[index].yielded;
+    pass.thrown_away = view.events[index].in_flight;
+    open_pass.erase(open);
+  };
+  for (std::size_t i = 0; i < view.events.size(); ++i) {
+    HookEvent& event = view.events[i];
+    const IteratorId id{event.pid, event.iterator};
+    if (event.loader.empty() && !event.iterator.empty()) {
+      const auto known = loader_of_iterator.find(id);
+      if (known != loader_of_iterator.end()) event.loader = known->second;
+    }
+    LoaderView* loader = loader_view(event);
+    switch (event.kind) {
+      case HookEventKind::loader_made:
+        if (loader != nullptr) loader->made_s = event.time_s;
+        break;
+      case HookEventKind::iterator_made:
+      case HookEventKind::iterator_reset:
+        if (event.kind == HookEventKind::iterator_reset) {
+          end_pass(id, i);
+        } else if (loader != nullptr) {
+          ++loader->iterators_made;
+          loader->worker_pids.insert(loader->worker_pids.end(), event.worker_pids.begin(), event.worker_pids.end());
+        }
+        if (loader != nullptr) ++loader->passes;
+        if (!event.iterator.empty()) {
+          loader_of_iterator[id] = event.loader;
+          open_pass[id] = view.passes.size();
+          view.passes.push_back(PassView{event.pid, event.loader, event.iterator, i, std::nullopt, std::nullopt,
+                                         std::nullopt});
+        }
+        break;
+      case HookEventKind::workers_shutdown:
+        if (loader != nullptr) ++loader->shutdowns;
+        end_pass(id, i);
+        break;
+      case HookEventKind::iterator_dropped:
+        if (loader != nullptr && !event.worker_pids.empty()) ++loader->dropped;
+        end_pass(id, i);
+        break;
+      default: break;
+    }
+  }
+
+  // Each generation's iterator: the one whose workers are its members.
+  view.generation_made.assign(generations.generations.size(), std::nullopt);
+  view.generation_stopped.assign(generations.generations.size(), std::nullopt);
+  for (std::size_t g = 0; g < generations.generations.size(); ++g) {
+    std::set<pid_t> members;
+    for (const std::size_t member : generations.generations[g].members) members.insert(records[member].pid);
+    for (std::size_t i = 0; i < view.events.size() && !view.generation_made[g]; ++i) {
+      const HookEvent& event = view.events[i];
+      if (event.kind != HookEventKind::iterator_made) continue;
+      for (const pid_t pid : event.worker_pids) {
+        if (members.count(pid) != 0) view.generation_made[g] = i;
+      }
+    }
+    if (!view.generation_made[g]) continue;
+    const HookEvent& made = view.events[*view.generation_made[g]];
+    // Who stopped them: a shutdown called by the program; else the drop of the iterator that
+    // left its collection to shut them down; else the collection itself (__del__).
+    std::optional<std::size_t> shutdown, dropped;
+    for (std::size_t i = *view.generation_made[g] + 1; i < view.events.size(); ++i) {
+      const HookEvent& event = view.events[i];
+      if (event.pid != made.pid || event.iterator != made.iterator) continue;
+      if (event.kind == HookEventKind::workers_shutdown && !shutdown) shutdown = i;
+      if (event.kind == HookEventKind::iterator_dropped && !dropped) dropped = i;
+    }
+    if (shutdown && view.events[*shutdown].caller != "__del__") {
+      view.generation_stopped[g] = shutdown;
+    } else {
+      view.generation_stopped[g] = dropped ? dropped : shutdown;
+    }
+  }
+  return view;
+}
+
+}  // namespace dlreset::watch
