@@ -177,6 +177,22 @@ int status_after_signals(int status) {
   return status;
 }
 
+/// The closing sections of dlreset(1).
+std::string dlreset_man_page_sections() {
+  return ".SH EXIT STATUS\n"
+         "0 on success; 1 when a run fails (a missing or corrupt data set, a worker error); 2 for a "
+         "bad flag or value; 128 + N when signal N (SIGINT: 130, SIGTERM: 143) stopped a run after "
+         "its DataLoader workers were shut down. dlreset watch: see dlreset\\-watch(1).\n"
+         ".SH ENVIRONMENT\n.TP\n.B DLRESET_TRACE_RESETS=1\n"
+         "Print a Python\\-style traceback to stderr every time a loader's iterator is set to null, "
+         "in any program built on dlreset's DataLoader.\n"
+         ".SH FILES\n.TP\n.I " + roff(DLRESET_DATA_DIR) + "\n"
+         "The Fashion\\-MNIST IDX files (Debian: dataset\\-fashion\\-mnist), unless \\-\\-data names "
+         "another directory.\n"
+         ".SH SEE ALSO\ndlreset\\-watch(1). The README and docs of dlreset, installed with it in "
+         "share/doc/dlreset (/usr/share/doc/dlreset from the Debian package).\n";
+}
+
 }  // namespace
 
 int main_cli(int argc, char** argv) {
@@ -189,7 +205,7 @@ int main_cli(int argc, char** argv) {
   // Hidden (no group): the build writes dlreset.1 and the bash completion with these, from the
   // app defined here.
   app.add_flag_callback("--man-page", [&app, &version] {
-       std::cout << man_page(app, version);
+       std::cout << man_page(app, version, dlreset_man_page_sections());
        throw CLI::Success();
      }, "Print the man page (roff) and exit")->group("");
   app.add_flag_callback("--bash-completion", [&app] {

@@ -253,6 +253,27 @@ void add_watch_options(CLI::App& watch, AcceptedValues& accepted, WatchCommandOp
   watch.allow_extras();
 }
 
+std::string watch_man_page_sections() {
+  return fmt::format(
+      ".SH EXIT STATUS\n"
+      "0 when the program succeeded and every gate held; the program's own status when it failed "
+      "(128 + N for signal N, 127 for a command not found, 126 for one that cannot run; a program's "
+      "own {0} is reported as 1); {0} when the program succeeded and a gate failed; 1 when a report "
+      "could not be written; 2 for a bad flag or value.\n"
+      ".SH ENVIRONMENT\n"
+      ".TP\n.B DLRESET_WATCH_HOOK_DIR\n"
+      "The folder of the Python hook's sitecustomize.py, instead of share/dlreset/python beside the "
+      "binary's bin/.\n"
+      ".TP\n.B PYTHONPATH\n"
+      "The watched program gets the hook's folder first on it, its own entries after.\n"
+      ".TP\n.B DLRESET_WATCH_SOCKET\n"
+      "Set for the watched program: the socket its Python processes report to.\n"
+      ".SH FILES\n.TP\n.I /usr/share/dlreset/python/sitecustomize.py\n"
+      "The Python hook (from the Debian package).\n"
+      ".SH SEE ALSO\ndlreset(1); docs/watch.md in the docs of dlreset.\n",
+      kExitGateFailed);
+}
+
 std::vector<std::string> split_command(int& argc, char** argv, int first) {
   for (int i = first; i < argc; ++i) {
     if (std::strcmp(argv[i], "--") != 0) continue;

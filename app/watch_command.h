@@ -81,6 +81,9 @@ std::vector<std::string> split_command(int& argc, char** argv, int first);
 std::optional<int> finish_watch_options(const CLI::App& watch, WatchCommandOptions& options, const WatchFlags& flags,
                                         const std::vector<std::string>& command_after_dashes, const std::string& prefix);
 
+/// The closing sections of dlreset-watch(1) (EXIT STATUS, ENVIRONMENT, FILES, SEE ALSO).
+std::string watch_man_page_sections();
+
 /// Watches and prints the summary on stderr. Exit status: the program's own when it failed (128
 /// + N for a signal, 127 for a command not found, 126 for one that cannot run; its own 99 is
 /// reported as 1); 99 when it succeeded and a gate failed; 1 when a report could not be

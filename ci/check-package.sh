@@ -1,21 +1,29 @@
 #!/usr/bin/env bash
-# Checks a built dlreset .deb the way a workshop machine would use it, without the source tree:
-# unpacks it (dpkg-deb -x) into a temporary root, runs the packaged `dlreset --version`,
-# `dlreset demo`, `dlreset run --variant buggy --epochs 2 --limit-train-batches 5` and a run
-# with spawned workers (which re-execute the packaged binary) from a temporary directory, checks
-# the counts they print, and runs lintian, which must report no error. The workers find the
-# data set where dataset-fashion-mnist puts it, as the installed package would.
-#   ci/check-package.sh DEB
+# Checks the built .debs the way a workshop machine or a CI job would use them, without the
+# source tree: unpacks dlreset and dlreset-watch (dpkg-deb -x) into one temporary root, runs the
+# packaged `dlreset --version`, `dlreset demo`, `dlreset run --variant buggy --epochs 2
+# --limit-train-batches 5` and a run with spawned workers (which re-execute the packaged binary)
+# from a temporary directory, checks the counts they print; runs the packaged dlreset-watch on
+# the packaged example of Lightning #10389 and its fix (its Python hook found beside the binary),
+# checks that it links no LibTorch; and runs lintian on both, which must report no error. The
+# workers find the data set where dataset-fashion-mnist puts it, as the installed package would.
+#   ci/check-package.sh DEB [WATCH_DEB]   (WATCH_DEB: the dlreset-watch_*.deb beside DEB)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-[ $# -eq 1 ] && [ -f "$1" ] || { echo "check-package.sh: give the .deb to check, e.g. out/package/dlreset_0.3.0_amd64.deb." >&2; exit 2; }
+[ $# -ge 1 ] && [ -f "$1" ] || { echo "check-package.sh: give the .deb to check, e.g. out/package/dlreset_0.4.0_amd64.deb." >&2; exit 2; }
 deb=$(realpath "$1")
+watch_deb=${2:-$(ls "$(dirname "$deb")"/dlreset-watch_*.deb 2>/dev/null | head -n 1)}
+[ -n "$watch_deb" ] && [ -f "$watch_deb" ] || { echo "check-package.sh: no dlreset-watch_*.deb beside $deb; give it as the second argument." >&2; exit 2; }
+watch_deb=$(realpath "$watch_deb")
 ci/install-deps.sh
 work=$(mktemp -d /tmp/dlreset-package.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 dpkg-deb -x "$deb" "$work/root"
+dpkg-deb -x "$watch_deb" "$work/root"
 dlreset="$work/root/usr/bin/dlreset"
+watcher="$work/root/usr/bin/dlreset-watch"
+examples="$work/root/usr/share/dlreset/examples"
 mkdir "$work/cwd"
 cd "$work/cwd"
 
@@ -58,14 +66,35 @@ echo "== dlreset run --variant fixed --start-method spawn (workers re-execute th
 expect spawn.txt "spawn run" "^train +2 +0 \+ 1 +2 +2$"
 expect spawn.txt "spawn run" "^val +2 +0 \+ 1 +2 +2$"
 
-echo "== lintian"
-# Errors fail the check; the tags kept on purpose are listed in README.md.
-lintian_status=0
-lintian --fail-on error "$deb" 2>&1 | grep -v '^running with root privileges' || lintian_status=${PIPESTATUS[0]}
-if [ "$lintian_status" -ne 0 ]; then
-  echo "check-package.sh: lintian reported an error (exit status $lintian_status)." >&2
+echo "== dlreset-watch (no LibTorch; the Python hook found beside the binary)"
+"$watcher" --version | tee watch-version.txt
+expect watch-version.txt "dlreset-watch --version" "^dlreset-watch [0-9]+\.[0-9]+\.[0-9]+$"
+if ldd "$watcher" | grep -Eq 'libtorch|libc10'; then
+  echo "check-package.sh: dlreset-watch links LibTorch:" >&2
+  ldd "$watcher" >&2
   status=1
 fi
+watch_status=0
+"$watcher" --no-live --expect-clean -- /usr/bin/python3 "$examples/lightning_10389.py" >/dev/null 2>watch-bug.txt ||
+  watch_status=$?
+tail -n 12 watch-bug.txt
+[ "$watch_status" -eq 99 ] || { echo "check-package.sh: the watched bug exited $watch_status, not 99 (a failed gate)." >&2; status=1; }
+expect watch-bug.txt "watched bug" "^  2 respawns, all from this stack:$"
+expect watch-bug.txt "watched bug" "^      File \".*/lightning_10389.py\", line [0-9]+, in _shutdown_workers_and_reset_iterator$"
+"$watcher" --no-live --expect-clean -- /usr/bin/python3 "$examples/lightning_10389.py" --fixed >/dev/null 2>watch-fixed.txt ||
+  { echo "check-package.sh: the watched fix failed its gates:" >&2; cat watch-fixed.txt >&2; status=1; }
+expect watch-fixed.txt "watched fix" "none was replaced: the workers are persistent\.$"
 
-[ "$status" -eq 0 ] && echo "check-package.sh: $deb works unpacked, outside the source tree."
+echo "== lintian"
+# Errors fail the check; the tags kept on purpose are listed in README.md.
+for package in "$deb" "$watch_deb"; do
+  lintian_status=0
+  lintian --fail-on error "$package" 2>&1 | grep -v '^running with root privileges' || lintian_status=${PIPESTATUS[0]}
+  if [ "$lintian_status" -ne 0 ]; then
+    echo "check-package.sh: lintian reported an error in $package (exit status $lintian_status)." >&2
+    status=1
+  fi
+done
+
+[ "$status" -eq 0 ] && echo "check-package.sh: $deb and $watch_deb work unpacked, outside the source tree."
 exit "$status"

@@ -48,8 +48,17 @@ if(NOT DLRESET_SANITIZE)
     DEPENDS dlreset
     COMMENT "Writing dlreset(1) and the bash completion from the command's own options"
     VERBATIM)
-  add_custom_target(dlreset_man_page ALL DEPENDS ${generated}/dlreset.1.gz ${generated}/dlreset.bash)
+  add_custom_command(OUTPUT ${generated}/dlreset-watch.1.gz
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${generated}
+    COMMAND sh -c "\"$1\" --man-page > \"$2\"" sh $<TARGET_FILE:dlreset-watch> ${generated}/dlreset-watch.1
+    COMMAND gzip -9nf ${generated}/dlreset-watch.1
+    DEPENDS dlreset-watch
+    COMMENT "Writing dlreset-watch(1) from the command's own options"
+    VERBATIM)
+  add_custom_target(dlreset_man_page ALL
+    DEPENDS ${generated}/dlreset.1.gz ${generated}/dlreset.bash ${generated}/dlreset-watch.1.gz)
   install(FILES ${generated}/dlreset.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+  install(FILES ${generated}/dlreset-watch.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT watch)
   install(FILES ${generated}/dlreset.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
           RENAME dlreset)
 endif()
