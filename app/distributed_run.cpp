@@ -4,7 +4,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
+#include <utility>
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 namespace dlreset::app {

@@ -4,6 +4,7 @@
 
 #include <streambuf>
 #include <string>
+#include <utility>
 
 namespace dlreset::app {
 

@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <string>
 
 #include "app/distributed_run.h"
 #include "app/fashion_fit.h"

@@ -4,6 +4,9 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "app/accepted_values.h"
 #include "app/man_page.h"

@@ -1,8 +1,14 @@
 // Whole fits of each variant, and the compute-only lower bound they are measured against.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <numeric>
+#include <string>
+#include <vector>
 
 #include "app/variants/fit_report.h"
 #include "bench/benches.h"

@@ -1,6 +1,10 @@
 // What the watched field costs on a store, against a plain pointer store.
 #include <benchmark/benchmark.h>
 
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
 #include "bench/benches.h"
 #include "harness/trace/stack_trace.h"
 #include "harness/trace/watched.h"

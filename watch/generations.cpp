@@ -1,6 +1,7 @@
 #include "watch/generations.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <limits>
 #include <map>
 

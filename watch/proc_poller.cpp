@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <optional>
+
 #include "watch/proc_stat.h"
 
 namespace dlreset::watch {

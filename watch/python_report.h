@@ -3,7 +3,9 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "watch/watch_report.h"
 

@@ -1,5 +1,6 @@
 #include "watch/worker_classifier.h"
 
+#include <cstddef>
 #include <map>
 
 namespace dlreset::watch {

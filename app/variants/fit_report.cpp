@@ -1,6 +1,7 @@
 #include "app/variants/fit_report.h"
 
 #include <chrono>
+#include <utility>
 
 namespace dlreset::variants {
 

@@ -1,6 +1,9 @@
 #include "app/variants/vanilla_fit.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <utility>
 
 #include "harness/data/distributed_sampler.h"
 #include "harness/trace/event_log.h"

@@ -1,6 +1,7 @@
 #include "app/variants/variant.h"
 
 #include <stdexcept>
+#include <utility>
 
 #include "app/variants/vanilla_fit.h"
 #include "fixed/fetching.h"

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstddef>
 #include <fstream>
 #include <map>
 #include <sstream>

@@ -4,6 +4,8 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/optim/sgd.h>
 
+#include <optional>
+
 #include "harness/data/synthetic_dataset.h"
 
 namespace own_loop {

@@ -4,6 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "harness/testing/failure_capture.h"
 #include "harness/testing/loader_matchers.h"
 #include "own_loop.h"

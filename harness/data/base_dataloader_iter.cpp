@@ -4,6 +4,9 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 
+#include <cstdint>
+#include <utility>
+
 #include "harness/data/collate.h"
 #include "harness/data/interrupt.h"
 #include "harness/data/splitmix64.h"

@@ -1,6 +1,7 @@
 // Mirrors _BaseDataLoaderIter of torch/utils/data/dataloader.py @ v1.13.1.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>

@@ -6,8 +6,10 @@
 #include <c10/util/SmallVector.h>
 
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 namespace dlreset::data {
 

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "harness/data/errors.h"
 #include "harness/data/multi_processing_dataloader_iter.h"

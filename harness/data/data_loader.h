@@ -1,7 +1,10 @@
 // Mirrors torch.utils.data.DataLoader (torch/utils/data/dataloader.py @ v1.13.1).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/data/base_dataloader_iter.h"

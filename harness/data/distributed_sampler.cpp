@@ -4,8 +4,10 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <cstddef>
 #include <numeric>
 #include <string>
+#include <vector>
 
 #include "harness/data/errors.h"
 #include "harness/data/random_sampler.h"

@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 #include <typeinfo>
+#include <utility>
 
 namespace dlreset::data {
 

@@ -1,6 +1,9 @@
 // Mirrors torch/utils/data/_utils/fetch.py @ v1.13.1 (_MapDatasetFetcher), collating into a RawBatch.
 #include "harness/data/fetch.h"
 
+#include <cstddef>
+#include <utility>
+
 #include "harness/data/dataset.h"
 
 namespace dlreset::data {

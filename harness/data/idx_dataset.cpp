@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cstring>
+#include <stdexcept>
+#include <utility>
 #include <sys/stat.h>
 
 #include "harness/data/dataset_registry.h"

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <sstream>
+#include <utility>
 
 #include "harness/data/errors.h"
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <utility>
 
 #include "harness/data/batch_sampler.h"
 #include "harness/data/collate.h"

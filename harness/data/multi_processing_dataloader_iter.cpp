@@ -1,7 +1,11 @@
 // Mirrors _MultiProcessingDataLoaderIter of torch/utils/data/dataloader.py @ v1.13.1.
 #include "harness/data/multi_processing_dataloader_iter.h"
 
+#include <chrono>
+#include <cstddef>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "harness/data/errors.h"
 #include "harness/data/worker/status_check.h"

@@ -1,6 +1,9 @@
 // Mirrors _pin_memory_loop of torch/utils/data/_utils/pin_memory.py @ v1.13.1.
 #include "harness/data/pin_memory_thread.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "harness/data/errors.h"
 #include "harness/data/interrupt.h"
 #include "harness/data/worker/status_check.h"

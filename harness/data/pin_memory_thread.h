@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "harness/data/batch.h"
 #include "harness/data/collate.h"

@@ -5,7 +5,11 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/randperm.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <numeric>
+#include <utility>
+#include <vector>
 
 namespace dlreset::data {
 

@@ -3,8 +3,11 @@
 
 #include <ATen/core/Generator.h>
 
+#include <cstdint>
 #include <optional>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "harness/data/sampler.h"
 

@@ -1,6 +1,7 @@
 // A collated batch in plain host memory.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <new>

@@ -1,5 +1,12 @@
 // Mirrors torch/utils/data/sampler.py @ v1.13.1: SequentialSampler and BatchSampler.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <numeric>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "harness/data/batch_sampler.h"
 #include "harness/data/sequential_sampler.h"

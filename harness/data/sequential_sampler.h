@@ -3,6 +3,9 @@
 
 #include "harness/data/sampler.h"
 
+#include <cstdint>
+#include <vector>
+
 namespace dlreset::data {
 
 /// 0, 1, ..., n-1, every epoch.

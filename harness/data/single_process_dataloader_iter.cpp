@@ -3,6 +3,10 @@
 
 #include <unistd.h>
 
+#include <cstdint>
+#include <optional>
+#include <utility>
+
 #include "harness/data/feature_buffer_pool.h"
 #include "harness/data/fetch.h"
 #include "harness/trace/event_log.h"

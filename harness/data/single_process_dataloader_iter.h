@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "harness/data/base_dataloader_iter.h"
 #include "harness/data/block_source.h"

@@ -1,6 +1,8 @@
 #include "harness/data/synthetic_dataset.h"
 
 #include <chrono>
+#include <utility>
+#include <vector>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 

@@ -8,6 +8,7 @@
 #include <c10/util/Exception.h>
 #include <glog/logging.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 

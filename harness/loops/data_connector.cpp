@@ -2,6 +2,7 @@
 #include "harness/loops/data_connector.h"
 
 #include <stdexcept>
+#include <utility>
 
 #include "harness/loops/trainer.h"
 

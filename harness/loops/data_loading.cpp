@@ -1,6 +1,8 @@
 // Mirrors pytorch_lightning/trainer/data_loading.py @ 1.5.0: the sampler a DDP rank's loaders get.
 #include "harness/loops/data_loading.h"
 
+#include <utility>
+
 namespace dlreset::loops {
 
 bool requires_distributed_sampler(const TrainerOptions& options, data::DataLoader& dataloader) {

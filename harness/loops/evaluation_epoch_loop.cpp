@@ -1,6 +1,8 @@
 // Mirrors pytorch_lightning/loops/epoch/evaluation_epoch_loop.py @ 1.5.0.
 #include "harness/loops/evaluation_epoch_loop.h"
 
+#include <utility>
+
 #include "harness/loops/trainer.h"
 
 namespace dlreset::loops {

@@ -1,6 +1,9 @@
 // Mirrors pytorch_lightning/loops/dataloader/evaluation_loop.py @ 1.5.0.
 #include "harness/loops/evaluation_loop.h"
 
+#include <cstdint>
+#include <memory>
+
 #include "harness/loops/data_connector.h"
 #include "harness/loops/trainer.h"
 

@@ -2,6 +2,9 @@
 #pragma once
 
 #include "harness/loops/base.h"
+
+#include <cstdint>
+
 #include "harness/loops/evaluation_epoch_loop.h"
 
 namespace dlreset::loops {

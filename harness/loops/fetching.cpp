@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "harness/loops/base.h"
 

@@ -1,6 +1,8 @@
 // Mirrors pytorch_lightning/loops/fit_loop.py @ 1.5.0.
 #include "harness/loops/fit_loop.h"
 
+#include <memory>
+
 #include "harness/data/distributed_sampler.h"
 #include "harness/loops/data_connector.h"
 #include "harness/loops/supporters.h"

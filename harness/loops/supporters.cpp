@@ -1,6 +1,9 @@
 // Mirrors pytorch_lightning/trainer/supporters.py @ 1.5.0.
 #include "harness/loops/supporters.h"
 
+#include <optional>
+#include <utility>
+
 #include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/loops/apply_func.h"
 

@@ -1,7 +1,9 @@
 // Mirrors pytorch_lightning/trainer/supporters.py @ 1.5.0: CombinedLoader and its iterator.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "harness/data/batch_iterator.h"
 #include "harness/data/data_loader.h"

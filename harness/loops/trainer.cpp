@@ -2,6 +2,7 @@
 #include "harness/loops/trainer.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 #include "harness/loops/data_connector.h"

@@ -1,6 +1,7 @@
 // Mirrors pytorch_lightning/trainer/trainer.py @ 1.5.0: fit, the sanity check and teardown.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>

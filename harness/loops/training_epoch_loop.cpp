@@ -1,6 +1,9 @@
 // Mirrors pytorch_lightning/loops/epoch/training_epoch_loop.py @ 1.5.0.
 #include "harness/loops/training_epoch_loop.h"
 
+#include <cstdint>
+#include <utility>
+
 #include "harness/loops/trainer.h"
 
 namespace dlreset::loops {

@@ -1,6 +1,7 @@
 // Mirrors pytorch_lightning/loops/epoch/training_epoch_loop.py @ 1.5.0.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "harness/loops/base.h"

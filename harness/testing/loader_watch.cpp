@@ -1,6 +1,8 @@
 // LoaderWatch: counts one DataLoader's events from the moment it attached.
 #include "harness/testing/loader_watch.h"
 
+#include <utility>
+
 #include "harness/trace/reset_trace.h"
 
 namespace dlreset::testing {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <ctime>
 #include <iostream>
+#include <utility>
 
 namespace dlreset::trace {
 

@@ -1,6 +1,11 @@
 // Stack capture with Boost.Stacktrace's backtrace backend: file:line frames from DWARF.
 #include <boost/stacktrace.hpp>
 
+#include <cstddef>
+#include <memory>
+#include <utility>
+#include <vector>
+
 #include "harness/trace/stack_trace.h"
 
 namespace dlreset::trace {

@@ -5,11 +5,14 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "harness/trace/stack_trace.h"
 

@@ -3,7 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <random>

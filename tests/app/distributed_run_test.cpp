@@ -8,7 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>

@@ -7,7 +7,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "harness/data/data_loader.h"
 #include "harness/data/errors.h"

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <memory>
+#include <utility>
 
 #include "harness/data/collate.h"
 #include "harness/data/raw_batch.h"

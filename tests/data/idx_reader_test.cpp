@@ -4,8 +4,13 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "harness/data/errors.h"
 #include "harness/data/idx_dataset.h"

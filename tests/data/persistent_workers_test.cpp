@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <memory>
 #include <numeric>
+#include <optional>
+#include <vector>
 
 #include "harness/data/data_loader.h"
 #include "harness/data/multi_processing_dataloader_iter.h"

@@ -3,7 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace dlreset::data {
 namespace {

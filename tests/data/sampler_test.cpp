@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <memory>
 #include <numeric>
+#include <vector>
 
 #include "harness/data/batch_sampler.h"
 #include "harness/data/random_sampler.h"

@@ -3,8 +3,10 @@
 // start several of these at once.
 #include <ATen/ops/full.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <vector>
 
 #include "harness/dist/process_group.h"

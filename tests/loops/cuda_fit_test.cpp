@@ -7,6 +7,8 @@
 #include <torch/cuda.h>
 
 #include <cmath>
+#include <cstddef>
+#include <utility>
 
 #include "app/variants/fit_report.h"
 #include "harness/workload/fashion_mnist_module.h"

@@ -3,6 +3,8 @@
 
 #include "harness/loops/lightning_module.h"
 
+#include <cstdint>
+
 namespace dlreset::testing {
 
 class ProbeModule : public loops::LightningModule {

@@ -3,6 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <string>
+#include <vector>
+
 #include "app/variants/fit_report.h"
 #include "harness/trace/event_log.h"
 #include "tests/loops/probe_module.h"

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
 
 #include "app/variants/fit_report.h"
 #include "harness/workload/fashion_mnist_module.h"

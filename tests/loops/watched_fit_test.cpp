@@ -4,6 +4,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "app/variants/fit_report.h"
 #include "harness/testing/failure_capture.h"
 #include "harness/testing/loader_matchers.h"

@@ -3,6 +3,7 @@
 // replicas, seeds, shuffle and drop_last. They must be equal, index for index.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <stdexcept>
+#include <utility>
 
 #include "harness/data/dataset_registry.h"
 #include "harness/data/splitmix64.h"

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "harness/data/idx_reader.h"
 

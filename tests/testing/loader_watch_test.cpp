@@ -5,6 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "harness/testing/failure_capture.h"
 #include "harness/testing/loader_matchers.h"
 #include "harness/trace/traced.h"

@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <sstream>
+#include <string>
 
 #include "harness/trace/event_log.h"
 #include "harness/trace/reset_trace.h"

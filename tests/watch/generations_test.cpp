@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "watch/generations.h"

@@ -7,9 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <fstream>
+#include <utility>
+#include <vector>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>

@@ -3,8 +3,10 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <mutex>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace dlreset::data::detail {

@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 

@@ -11,8 +11,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <thread>
+#include <utility>
 
 #include "harness/data/dataset.h"
 #include "harness/data/errors.h"

@@ -1,5 +1,6 @@
 #include "harness/data/worker/protocol.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 

@@ -1,11 +1,12 @@
 // The messages between a DataLoader iterator and its workers, and their wire format.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/data/feature_buffer_pool.h"

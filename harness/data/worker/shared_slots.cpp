@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <new>
+#include <utility>
 
 #include "harness/data/errors.h"
 #include "harness/data/worker/parent_only_fds.h"

@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
 
 #include "harness/data/worker/parent_only_fds.h"
 

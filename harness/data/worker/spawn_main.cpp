@@ -4,7 +4,11 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <memory>
+#include <optional>
+#include <utility>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>

@@ -2,9 +2,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <condition_variable>
+#include <cstddef>
+#include <cstdint>
 #include <iostream>
 #include <mutex>
+#include <optional>
+#include <utility>
 
 #include "harness/data/dataset.h"
 #include "harness/data/feature_buffer_pool.h"

@@ -1,7 +1,10 @@
 // The thread back-end: a thread per worker, as in LibTorch's own C++ DataLoader.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>

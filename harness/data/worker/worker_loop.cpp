@@ -5,6 +5,7 @@
 
 #include <exception>
 #include <memory>
+#include <utility>
 
 #include "harness/data/dataset.h"
 #include "harness/data/errors.h"
