@@ -8,6 +8,9 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "app/json_file.h"
 #include "watch/generations.h"
@@ -38,7 +41,8 @@ constexpr double kLiveSettleS = 0.25;
 /// Reports each respawn once, as it is found during the watch.
 class LiveRespawns {
  public:
-  LiveRespawns(double origin_s, watch::GenerationOptions options) : origin_s_(origin_s), options_(options) {}
+  LiveRespawns(std::string program, double origin_s, watch::GenerationOptions options)
+      : program_(std::move(program)), origin_s_(origin_s), options_(options) {}
 
   void operator()(std::vector<watch::ProcessRecord> records, const std::vector<double>& epoch_marks_s, double now_s,
                   const std::vector<watch::HookEvent>& hook_events) {
@@ -49,13 +53,14 @@ class LiveRespawns {
       if (now_s - respawn.time_s < kLiveSettleS || respawn.time_s <= reported_until_s_) continue;
       reported_until_s_ = respawn.time_s;
       const int epoch = watch::epoch_of(epoch_marks_s, respawn.time_s + options_.start_uncertainty_s);
-      std::cerr << fmt::format("dlreset watch: at {:.2f} s, {} worker{} replaced by generation {}{}\n",
+      std::cerr << fmt::format("{}: at {:.2f} s, {} worker{} replaced by generation {}{}\n", program_,
                                respawn.time_s - origin_s_, respawn.replaced, respawn.replaced == 1 ? " was" : "s were",
                                respawn.generation, epoch >= 0 ? fmt::format(" (epoch {})", epoch) : "");
     }
   }
 
  private:
+  std::string program_;
   double origin_s_;
   watch::GenerationOptions options_;
   double reported_until_s_ = -1.0;  ///< Respawns are found in time order: the last one reported.
@@ -65,7 +70,7 @@ class LiveRespawns {
 /// a loader's iterator: the traceback the first time a stack does it, one line after that.
 class LiveResets {
  public:
-  explicit LiveResets(double origin_s) : origin_s_(origin_s) {}
+  LiveResets(std::string program, double origin_s) : program_(std::move(program)), origin_s_(origin_s) {}
 
   void operator()(const watch::HookEvent& event) {
     using watch::HookEventKind;
@@ -83,12 +88,12 @@ class LiveResets {
     for (std::size_t i = 0; i < stacks_.size(); ++i) {
       if (!watch::same_stack(stacks_[i].first, event.stack)) continue;
       ++stacks_[i].second;
-      std::cerr << fmt::format("dlreset watch: at {:.2f} s, {} again, from the same stack ({} times now)\n",
+      std::cerr << fmt::format("{}: at {:.2f} s, {} again, from the same stack ({} times now)\n", program_,
                                event.time_s - origin_s_, heading, stacks_[i].second);
       return;
     }
     stacks_.emplace_back(event.stack, 1);
-    std::cerr << fmt::format("dlreset watch: at {:.2f} s:\n", event.time_s - origin_s_)
+    std::cerr << fmt::format("{}: at {:.2f} s:\n", program_, event.time_s - origin_s_)
               << watch::format_traceback(heading, event.stack, event.frames_omitted, "");
   }
 
@@ -105,6 +110,7 @@ class LiveResets {
     return loader;
   }
 
+  std::string program_;
   double origin_s_;
   std::map<std::pair<pid_t, std::string>, watch::LoaderView> loaders_;
   std::map<std::pair<pid_t, std::string>, std::string> iterators_;
@@ -112,12 +118,13 @@ class LiveResets {
   std::vector<std::pair<std::vector<watch::StackFrame>, int>> stacks_;
 };
 
-bool write_report(const std::string& path, const nlohmann::json& document, const char* flag) {
+bool write_report(const std::string& program, const std::string& path, const nlohmann::json& document,
+                  const char* flag) {
   try {
     write_json(path, document);
     return true;
   } catch (const std::runtime_error& error) {
-    std::cerr << "dlreset watch: " << flag << ": " << error.what() << "\n";
+    std::cerr << program << ": " << flag << ": " << error.what() << "\n";
     return false;
   }
 }
@@ -354,8 +361,8 @@ int watch_command(const WatchCommandOptions& options) {
     watch::GenerationOptions generation_options;
     generation_options.window_s = options.generation_window_ms / 1000.0;
     generation_options.start_uncertainty_s = watch::start_uncertainty_s(mode, options.poll_ms);
-    live.emplace(origin_s, generation_options);
-    live_resets.emplace(origin_s);
+    live.emplace(options.program_name, origin_s, generation_options);
+    live_resets.emplace(options.program_name, origin_s);
   };
   if (options.live) {
     watch_options.on_sample = [&](const std::vector<watch::ProcessRecord>& records,
@@ -376,8 +383,9 @@ int watch_command(const WatchCommandOptions& options) {
     return error.exit_status();
   }
   if (!hook_note.empty()) result.python_hook = hook_note;
-  const watch::WatchReport report = watch::analyse_watch(std::move(result), options.command, options.epoch_regex,
-                                                         options.generation_window_ms / 1000.0);
+  watch::WatchReport report = watch::analyse_watch(std::move(result), options.command, options.epoch_regex,
+                                                   options.generation_window_ms / 1000.0);
+  report.program = options.program_name;
   std::cerr << watch::summary_text(report);
 
   // The program's own failure is the first news; a stopped watch of a process attached to ends
@@ -400,10 +408,10 @@ int watch_command(const WatchCommandOptions& options) {
     nlohmann::json document = watch::report_json(report);
     document["gates"] = gates;
     document["watch_exit_status"] = status;
-    written &= write_report(options.json_path, document, "--json");
+    written &= write_report(options.program_name, options.json_path, document, "--json");
   }
   if (!options.events_path.empty()) {
-    written &= write_report(options.events_path, watch::events_json(report), "--events");
+    written &= write_report(options.program_name, options.events_path, watch::events_json(report), "--events");
   }
   if (!written && status == 0) status = kExitFailure;
   return status;

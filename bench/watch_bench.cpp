@@ -1,4 +1,5 @@
-// What `dlreset watch` costs: the watcher's own CPU, and the time of the program it watches.
+// What `dlreset watch` costs: the watcher's own CPU, the time of the program it watches, and what
+// the Python hook adds to a batch and to a Python start.
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -11,11 +12,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
+#include <utility>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "bench/benches.h"
+#include "watch/hook_channel.h"
+#include "watch/proc_stat.h"
 
 extern char** environ;
 
@@ -32,7 +38,22 @@ std::vector<std::string> program(const std::string& time_file) {
           "--workers", "2", "--epochs", "3", "--samples", "20000", "--time-file", time_file};
 }
 
-int run(const std::vector<std::string>& args) {
+/// Runs `args` to its end, its output discarded; `extra_environment` ("NAME=value") replaces
+/// those variables. Its exit status, 128 + N for signal N, -1 if it could not start.
+int run(const std::vector<std::string>& args, const std::vector<std::string>& extra_environment = {}) {
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    bool replaced = false;
+    for (const std::string& extra : extra_environment) {
+      replaced |= text.compare(0, extra.find('=') + 1, extra, 0, extra.find('=') + 1) == 0;
+    }
+    if (!replaced) environment.push_back(text);
+  }
+  environment.insert(environment.end(), extra_environment.begin(), extra_environment.end());
+  std::vector<char*> envp;
+  for (std::string& entry : environment) envp.push_back(entry.data());
+  envp.push_back(nullptr);
   std::vector<char*> argv;
   for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
@@ -42,7 +63,7 @@ int run(const std::vector<std::string>& args) {
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
   pid_t pid = 0;
-  const int error = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  const int error = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (error != 0) return -1;
   int status = 0;
@@ -116,9 +137,119 @@ void BM_PollFloor(benchmark::State& state) {
   state.counters["cpu_pct"] = 100.0 * cpu_s / wall_s;
 }
 
+/// The Python hook alone, without the watcher: the hook's folder on PYTHONPATH and a socket this
+/// benchmark reads, as the watcher gives them.
+struct Hook {
+  std::unique_ptr<watch::HookChannel> channel;
+  std::vector<std::string> environment;
+  int events = 0;
+
+  bool open(benchmark::State& state) {
+    const std::optional<std::string> dir = watch::find_hook_dir();
+    std::string why_not;
+    channel = dir ? watch::HookChannel::open(why_not) : nullptr;
+    if (!dir || !channel) {
+      state.SkipWithError(dir ? ("the hook's socket cannot be opened: " + why_not).c_str()
+                              : "the hook's files are not beside the binary (build dlreset-watch)");
+      return false;
+    }
+    environment = watch::hook_environment(*dir, channel->path());
+    return true;
+  }
+  void drain() {
+    std::vector<watch::HookEvent> received;
+    channel->drain(received, watch::monotonic_s());
+    events += static_cast<int>(received.size());
+  }
+};
+
+/// The hook's cost a batch: the same real-torch loop as BM_WatchedProgram (2 persistent fork
+/// workers, 3 epochs of 313 batches), run without the hook and with it, in turns (ABBA, so that
+/// each side runs first in half of the pairs), each run timed by the program itself. One
+/// iteration is two pairs; its time is the hooked runs'. Counters: the hooked/plain ratio of the
+/// iteration's four runs, and each side's batches a second.
+void BM_PythonHookBatches(benchmark::State& state) {
+  Hook hook;
+  if (!hook.open(state)) return;
+  const std::string dir = std::filesystem::temp_directory_path() / ("dlreset-hook-bench-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string time_file = dir + "/time";
+  constexpr double kBatches = 3.0 * 313;  // 3 epochs of 20,000 samples in batches of 64
+  const auto timed = [&](bool hooked) {
+    if (run(program(time_file), hooked ? hook.environment : std::vector<std::string>{}) != 0) return -1.0;
+    hook.drain();
+    double seconds = -1.0;
+    std::ifstream(time_file) >> seconds;
+    return seconds;
+  };
+  double plain_s = 0.0;
+  double hooked_s = 0.0;
+  for (auto _ : state) {
+    double iteration_plain = 0.0;
+    double iteration_hooked = 0.0;
+    for (const bool hooked : {false, true, true, false}) {
+      const double seconds = timed(hooked);
+      if (seconds < 0) {
+        state.SkipWithError("the program failed; run tests/watch/train_loop.py by hand to see why");
+        break;
+      }
+      (hooked ? iteration_hooked : iteration_plain) += seconds;
+    }
+    state.SetIterationTime(iteration_hooked / 2);
+    plain_s += iteration_plain;
+    hooked_s += iteration_hooked;
+  }
+  if (plain_s > 0 && hooked_s > 0) {
+    state.counters["hooked_over_plain"] = hooked_s / plain_s;
+    const double runs = 2.0 * static_cast<double>(state.iterations());
+    state.counters["plain_batches_per_s"] = kBatches * runs / plain_s;
+    state.counters["hooked_batches_per_s"] = kBatches * runs / hooked_s;
+  }
+  state.counters["hook_events"] = hook.events;
+  std::filesystem::remove_all(dir);
+}
+
+/// What the hook adds to a Python start: `python3 -c pass`, 20 times without the hook and 20
+/// with it, alternating; the time of an iteration is the hooked starts'. Counters: each side's
+/// mean start and the difference, in milliseconds.
+void BM_PythonHookStartup(benchmark::State& state) {
+  Hook hook;
+  if (!hook.open(state)) return;
+  const std::vector<std::string> python = {"/usr/bin/python3", "-c", "pass"};
+  constexpr int kStarts = 20;
+  double plain_s = 0.0;
+  double hooked_s = 0.0;
+  for (auto _ : state) {
+    double iteration_hooked = 0.0;
+    for (int i = 0; i < 2 * kStarts; ++i) {
+      const bool hooked = i % 2 == 1;
+      const auto start = std::chrono::steady_clock::now();
+      run(python, hooked ? hook.environment : std::vector<std::string>{});
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      (hooked ? iteration_hooked : plain_s) += seconds;
+      hook.drain();
+    }
+    hooked_s += iteration_hooked;
+    state.SetIterationTime(iteration_hooked / kStarts);
+  }
+  const double starts = kStarts * static_cast<double>(state.iterations());
+  state.counters["plain_start_ms"] = 1000.0 * plain_s / starts;
+  state.counters["hooked_start_ms"] = 1000.0 * hooked_s / starts;
+  state.counters["hook_adds_ms"] = 1000.0 * (hooked_s - plain_s) / starts;
+  state.counters["hellos"] = hook.events;
+}
+
 }  // namespace
 
 void register_watch_benchmarks() {
+  benchmark::RegisterBenchmark("BM_PythonHookBatches", BM_PythonHookBatches)
+      ->Iterations(1)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_PythonHookStartup", BM_PythonHookStartup)
+      ->Iterations(1)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_PollFloor", BM_PollFloor)
       ->ArgNames({"read"})
       ->Arg(0)

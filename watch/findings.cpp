@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace dlreset::watch {
@@ -15,7 +17,7 @@ bool alive_at(const ProcessRecord& record, double time_s) {
 }
 
 std::string owner_of(const PythonView& python, const ProcessRecord& worker) {
-  if (const LoaderView* loader = python.loader_of_worker(worker.pid)) return loader->describe();
+  if (const LoaderView* loader = python.loader_of_worker(worker.pid)) return loader->short_name();
   return fmt::format("workers of pid {}", worker.parent);
 }
 
@@ -131,16 +133,24 @@ void find_leaks(Findings& findings, const WatchResult& result, const PythonView&
           fmt::format("{} {} the program", outlived, outlived == 1 ? "worker outlived" : "workers outlived"));
     }
   }
-  // A live count that grows at every epoch line.
-  for (const double mark : result.epoch_marks_s) {
-    findings.live_at_epochs.push_back(live_workers_at(result.processes, mark));
+  // A count of settled workers that grows at every epoch line: workers alive at the line and
+  // still alive halfway through its epoch. A set being replaced at the line is still alive then
+  // and ends within moments; only what stays counts.
+  const std::vector<double>& marks = result.epoch_marks_s;
+  for (std::size_t k = 0; k < marks.size(); ++k) {
+    const double end = k + 1 < marks.size() ? marks[k + 1] : std::max(result.end_s, marks[k]);
+    const double halfway = marks[k] + (end - marks[k]) / 2;
+    findings.live_at_epochs.push_back(static_cast<int>(std::count_if(
+        result.processes.begin(), result.processes.end(), [&](const ProcessRecord& record) {
+          return record.role == ProcessRole::worker && alive_at(record, marks[k]) && alive_at(record, halfway);
+        })));
   }
   const std::vector<int>& live = findings.live_at_epochs;
   const bool grows = live.size() >= 3 && std::adjacent_find(live.begin(), live.end(), std::greater_equal<int>()) == live.end();
   if (grows) {
     std::string counts;
     for (const int count : live) counts += (counts.empty() ? "" : " → ") + std::to_string(count);
-    findings.leaked_workers.details.push_back("workers alive at each epoch line grew: " + counts);
+    findings.leaked_workers.details.push_back("the workers that stay alive through each epoch grew: " + counts);
   }
   findings.leaked_workers.count = static_cast<long>(leaked.size());
   if (leaked.empty() && grows) findings.leaked_workers.count = live.back() - live.front();

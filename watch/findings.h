@@ -3,6 +3,7 @@
 // epoch's set_epoch. The last three need the Python hook; the others come from the process tree.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,8 +40,8 @@ struct Findings {
   Check extra_iterators{"extra_iterators"};
   Check late_set_epoch{"late_set_epoch"};
   LivePeak peak;
-  /// Workers alive at each epoch line (--epoch-regex): a count that grows from epoch to epoch is
-  /// a leak even where the hook cannot name the loader.
+  /// Workers alive at each epoch line (--epoch-regex) and still alive halfway through its epoch:
+  /// a count that grows from epoch to epoch is a leak even where the hook cannot name the loader.
   std::vector<int> live_at_epochs;
   /// Each respawn's cause, grouped: the stack that stopped the generation it replaced (indices
   /// into the hook events), with the respawns it caused.

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
+#include <optional>
+#include <vector>
+
 #include "watch/report_text.h"
 
 namespace dlreset::watch {
@@ -37,14 +41,20 @@ std::string generation_cause(const WatchReport& report, std::size_t generation) 
   if (generation >= python.generation_made.size() || !python.generation_made[generation]) return "";
   const HookEvent& made = python.events[*python.generation_made[generation]];
   const LoaderView* loader = python.loader(made.pid, made.loader);
-  std::string line = fmt::format("      {}; iterator {} made at {}", loader != nullptr ? "loader " + loader->describe()
-                                                                                    : "an unknown loader",
+  std::string line = fmt::format("      {}: iterator {} made at {}", loader != nullptr ? loader->short_name() : "a loader",
                                  made.iterator, program_frame(made.stack));
   if (const std::optional<std::size_t> stopped = python.generation_stopped[generation]) {
     const HookEvent& event = python.events[*stopped];
-    line += fmt::format("; stopped at {} ({})", program_frame(event.stack),
-                        event.kind == HookEventKind::iterator_dropped ? "_iterator " + std::string(event.how == "None" ? "set to None" : event.how)
-                                                                      : "_shutdown_workers from " + event.caller);
+    if (event.caller == "__del__") {
+      line += ", stopped when the iterator was collected";
+    } else if (event.caller == "_next_data") {
+      line += ", stopped at the end of its pass";
+    } else {
+      line += fmt::format(", stopped at {} ({})", program_frame(event.stack),
+                          event.kind == HookEventKind::iterator_dropped
+                              ? "_iterator " + std::string(event.how == "None" ? "set to None" : event.how)
+                              : "_shutdown_workers()");
+    }
   }
   return line + "\n";
 }

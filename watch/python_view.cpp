@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <set>
 #include <tuple>
 
@@ -71,6 +72,8 @@ std::string LoaderView::describe() const {
   if (workers && *workers > 0) what += persistent ? ", persistent" : ", not persistent";
   return fmt::format("{} ({}) in pid {}", key, what, pid);
 }
+
+std::string LoaderView::short_name() const { return fmt::format("{} of pid {}", key, pid); }
 
 bool LoaderView::same_kind(const LoaderView& other) const {
   return pid == other.pid && dataset == other.dataset && batch_size == other.batch_size &&
@@ -203,9 +206,15 @@ PythonView analyse_python(std::string hook, std::vector<HookEvent> events, int m
     if (!record.python) continue;
     hooked(record.pid).cmdline = record.cmdline;
   }
+  // Events lost: the gaps in each process's numbering (those dropped, and those still waiting in
+  // the hook when its process ended).
+  std::map<pid_t, std::pair<long, long>> numbering;  // pid -> (highest number, events received)
   for (const HookEvent& event : view.events) {
     HookedProcess& process = hooked(event.pid);
-    process.events_lost = std::max(process.events_lost, event.lost_before);
+    auto& [highest, received] = numbering[event.pid];
+    highest = std::max(highest, event.sequence);
+    ++received;
+    process.events_lost = highest - received;
     if (event.rank) process.rank = event.rank;
     if (event.local_rank) process.local_rank = event.local_rank;
     switch (event.kind) {

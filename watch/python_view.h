@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,7 +28,7 @@ struct HookedProcess {
   std::optional<int> local_rank;
   std::vector<std::string> unseen;  ///< What the hook could not watch in it, and why.
   std::vector<std::string> errors;  ///< The hook's own errors ("where: error").
-  long events_lost = 0;             ///< Events the socket could not take (at least this many).
+  long events_lost = 0;             ///< Gaps in its events' numbers: dropped, or still waiting at its end.
   /// Without a hello: the likely reason ("run with -I, which ignores PYTHONPATH").
   std::string why_not;
 };
@@ -50,6 +51,8 @@ struct LoaderView {
 
   /// "L1 (LazyDataset, batch 64, 2 fork workers, persistent) in pid 812"
   std::string describe() const;
+  /// "L1 of pid 812", where the loader was described already.
+  std::string short_name() const;
   /// Loaders of one identity look alike: the same dataset class, batch size, workers and
   /// persistence in the same process; a loader made again for every evaluation is one of them.
   bool same_kind(const LoaderView& other) const;

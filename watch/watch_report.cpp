@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <map>
 
 #include "watch/python_report.h"
@@ -154,7 +155,7 @@ std::string summary_text(const WatchReport& report) {
   const std::string how = result.mode == WatchMode::connector
                               ? "the kernel's process events connector"
                               : fmt::format("polling /proc every {} ms ({})", result.poll_ms, result.mode_reason);
-  text += fmt::format("dlreset watch: '{}' (pid {}) {} {}, {}; followed with {}\n", what_ran(report), root.pid,
+  text += fmt::format("{}: '{}' (pid {}) {} {}, {}; followed with {}\n", report.program, what_ran(report), root.pid,
                       result.attached ? "was watched for" : "ran", seconds(ran_s),
                       root.end_s ? describe_wait_status(result.root_wait_status) : "still running when the watch stopped",
                       how);
@@ -259,11 +260,15 @@ nlohmann::json report_json(const WatchReport& report) {
     const auto event_index = [](const std::optional<std::size_t>& index) {
       return index ? nlohmann::json(*index) : nlohmann::json();
     };
-    const std::optional<std::size_t> made = report.python.generation_made[g];
+    // A report made without the hook's view (a test's, an attached watch) has no entries here.
+    const auto entry = [g](const std::vector<std::optional<std::size_t>>& entries) {
+      return g < entries.size() ? entries[g] : std::nullopt;
+    };
+    const std::optional<std::size_t> made = entry(report.python.generation_made);
     generations.push_back({{"index", generation.index},
                            {"loader", made ? report.python.events[*made].loader : ""},
                            {"made_event", event_index(made)},
-                           {"stopped_event", event_index(report.python.generation_stopped[g])},
+                           {"stopped_event", event_index(entry(report.python.generation_stopped))},
                            {"parent", generation.parent},
                            {"start", to_string(generation.start)},
                            {"workers", pids},

@@ -27,6 +27,8 @@ struct WatchReport {
   std::optional<int> program_status;
   /// How early a worker's start may be dated (GenerationOptions::start_uncertainty_s).
   double start_uncertainty_s = 0.0;
+  /// How the summary names the watcher: "dlreset watch", or "dlreset-watch".
+  std::string program = "dlreset watch";
 };
 
 /// How early a worker start may be dated in `mode` (GenerationOptions::start_uncertainty_s).

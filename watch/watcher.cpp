@@ -3,14 +3,12 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -18,210 +16,24 @@
 #include <memory>
 
 #include "watch/hook_channel.h"
+#include "watch/launch.h"
 #include "watch/proc_connector.h"
 #include "watch/proc_poller.h"
 #include "watch/process_tree.h"
 
-extern char** environ;
 
 namespace dlreset::watch {
 
 namespace {
 
-/// A line longer than this is searched for the epoch pattern in pieces of this size: a program
-/// that prints megabytes without a newline must not grow the watcher without bound.
-constexpr std::size_t kMaxLineBytes = 1 << 20;
-
 /// How long after the tree last changed on_sample is still called.
 constexpr double kSampleFollowUpS = 1.0;
-
-/// Reads of one stream per wake-up: 1 MiB at 64 KiB a read; the rest waits for the next one.
-constexpr int kMaxPumpReads = 16;
 
 double cpu_time_s() {
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
-}
-
-/// Closes a descriptor when it goes out of scope.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_;
-};
-
-/// The program's stdout or stderr on its way through the watcher: passed on unchanged, and read
-/// line by line for the epoch pattern. A line ends at '\n' or at '\r': a progress bar (tqdm's,
-/// Lightning's) redraws its line after a carriage return, so its redraws are lines too, and they
-/// count once for each new text the pattern matches in them ("Epoch 3" drawn 50 times is one
-/// epoch line).
-class Passthrough {
- public:
-  Passthrough(int read_fd, int write_to) : read_fd_(read_fd), write_to_(write_to) {}
-  int fd() const { return read_fd_.get(); }
-  bool open() const { return read_fd_.get() >= 0; }
-
-  /// Reads what is there, up to kMaxPumpReads reads, so that a program that never stops writing
-  /// cannot keep the watcher from its other work; returns the number of epoch lines found.
-  int pump(const std::regex& pattern) {
-    int matched = 0;
-    std::array<char, 65536> buffer{};
-    for (int reads = 0; reads < kMaxPumpReads; ++reads) {
-      const ssize_t n = ::read(read_fd_.get(), buffer.data(), buffer.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) break;  // EAGAIN: all read for now
-      if (n == 0) {      // every writer closed it
-        matched += end_line(pattern, '\n');
-        read_fd_.reset();
-        break;
-      }
-      write_through(buffer.data(), static_cast<std::size_t>(n));
-      for (ssize_t i = 0; i < n; ++i) {
-        const char c = buffer[i];
-        if (c == '\n' || c == '\r') {
-          matched += end_line(pattern, c);
-          continue;
-        }
-        if (partial_.size() >= kMaxLineBytes) matched += end_line(pattern, '\n');
-        partial_ += c;
-      }
-    }
-    // A progress bar writes "\rEpoch 3:   0%|" and ends that line only at its next redraw,
-    // after the epoch's first batch: a line not ended yet is read now, so that it is dated
-    // when it was written.
-    matched += look_at_partial(pattern);
-    return matched;
-  }
-
- private:
-  /// The line in `partial_` ended with `end`: whether it is an epoch line not counted yet.
-  int end_line(const std::regex& pattern, char end) {
-    const bool redraw = after_carriage_return_ || end == '\r';
-    after_carriage_return_ = end == '\r';
-    const int counted = partial_counted_ ? 0 : count_line(pattern, redraw);
-    partial_.clear();
-    partial_counted_ = false;
-    if (!redraw) last_redraw_match_.clear();
-    return counted;
-  }
-
-  /// The line not ended yet, as far as it goes: counted once if it is an epoch line already.
-  int look_at_partial(const std::regex& pattern) {
-    if (partial_counted_ || partial_.empty()) return 0;
-    const int counted = count_line(pattern, after_carriage_return_);
-    partial_counted_ = counted > 0;
-    return counted;
-  }
-
-  int count_line(const std::regex& pattern, bool redraw) {
-    std::smatch match;
-    if (partial_.empty() || !std::regex_search(partial_, match, pattern)) return 0;
-    if (!redraw) return 1;
-    if (match.str() == last_redraw_match_) return 0;
-    last_redraw_match_ = match.str();
-    return 1;
-  }
-
-  void write_through(const char* data, std::size_t size) {
-    while (size > 0 && write_to_ >= 0) {
-      const ssize_t n = ::write(write_to_, data, size);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        write_to_ = -1;  // our own stream is gone (EPIPE): keep reading, so the program is not blocked
-        break;
-      }
-      data += n;
-      size -= static_cast<std::size_t>(n);
-    }
-  }
-
-  Fd read_fd_;
-  int write_to_;
-  std::string partial_;
-  bool after_carriage_return_ = false;  ///< The last line ended with '\r': the next is a redraw too.
-  bool partial_counted_ = false;        ///< The line not ended yet was counted already.
-  std::string last_redraw_match_;       ///< What the pattern matched in the last counted redraw.
-};
-
-/// Starts `command` as the watched program: its exec failure comes back over a close-on-exec
-/// pipe, so a missing command is an error here, not an exit status to guess from.
-pid_t launch(const std::vector<std::string>& command, const sigset_t& program_mask, bool set_unbuffered,
-             const std::vector<std::string>& extra_environment, int out_fd, int err_fd) {
-  // Between fork and exec only async-signal-safe calls: argv and the environment are built here.
-  std::vector<const char*> argv;
-  for (const std::string& arg : command) argv.push_back(arg.c_str());
-  argv.push_back(nullptr);
-  std::vector<const char*> envp;
-  const auto replaced = [&](const char* entry) {
-    for (const std::string& extra : extra_environment) {
-      const std::size_t name = extra.find('=') + 1;
-      if (std::strncmp(entry, extra.c_str(), name) == 0) return true;
-    }
-    return false;
-  };
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    if (!replaced(*entry)) envp.push_back(*entry);
-  }
-  for (const std::string& extra : extra_environment) envp.push_back(extra.c_str());
-  // With the output read for epoch lines, Python would buffer it in blocks, not lines, and
-  // every epoch line would arrive late.
-  if (set_unbuffered && std::getenv("PYTHONUNBUFFERED") == nullptr) envp.push_back("PYTHONUNBUFFERED=1");
-  envp.push_back(nullptr);
-
-  int status_pipe[2];
-  if (::pipe2(status_pipe, O_CLOEXEC) != 0) {
-    throw WatchError(std::string("dlreset watch cannot create a pipe: ") + std::strerror(errno) + ".", 1);
-  }
-  const pid_t watcher = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int error = errno;
-    ::close(status_pipe[0]);
-    ::close(status_pipe[1]);
-    throw WatchError(std::string("dlreset watch cannot fork to run '") + command[0] + "': " +
-                         std::strerror(error) + ".", 1);
-  }
-  if (pid == 0) {
-    // The program must not outlive the watcher that reports on it.
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != watcher) ::_exit(128 + SIGTERM);
-    if (out_fd >= 0) ::dup2(out_fd, STDOUT_FILENO);
-    if (err_fd >= 0) ::dup2(err_fd, STDERR_FILENO);
-    ::signal(SIGPIPE, SIG_DFL);
-    ::sigprocmask(SIG_SETMASK, &program_mask, nullptr);
-    ::execvpe(argv[0], const_cast<char* const*>(argv.data()), const_cast<char* const*>(envp.data()));
-    const int error = errno;
-    [[maybe_unused]] const ssize_t written = ::write(status_pipe[1], &error, sizeof error);
-    ::_exit(error == ENOENT ? 127 : 126);
-  }
-  ::close(status_pipe[1]);
-  int error = 0;
-  ssize_t got = 0;
-  do {
-    got = ::read(status_pipe[0], &error, sizeof error);
-  } while (got < 0 && errno == EINTR);
-  ::close(status_pipe[0]);
-  if (got == static_cast<ssize_t>(sizeof error)) {
-    ::waitpid(pid, nullptr, 0);
-    if (error == ENOENT) {
-      throw WatchError("cannot run '" + command[0] + "': no such command (it is neither a path nor on PATH).",
-                       127);
-    }
-    throw WatchError("cannot run '" + command[0] + "': " + std::strerror(error) + ".", 126);
-  }
-  return pid;
 }
 
 void check_attachable(pid_t pid) {
@@ -343,7 +155,7 @@ WatchResult run_watch(const WatchOptions& options) {
         for (const int fd : {out_pipe[0], out_pipe[1]}) {
           if (fd >= 0) ::close(fd);
         }
-        throw WatchError(std::string("dlreset watch cannot create a pipe: ") + std::strerror(errno) + ".", 1);
+        throw WatchError(std::string("cannot create a pipe: ") + std::strerror(errno) + ".", 1);
       }
       for (const int fd : {out_pipe[0], err_pipe[0]}) ::fcntl(fd, F_SETFL, O_NONBLOCK);
     }

@@ -80,11 +80,19 @@ def _json(value):
 # The channel to the watcher.
 
 class _Channel(object):
+    """A non-blocking Unix datagram socket to the watcher. The watcher's queue holds only a few
+    datagrams (net.unix.max_dgram_qlen, 10 by default) until it reads them: what it cannot take
+    now waits in a short list of this process's own, sent before the next event; past that, an
+    event is dropped and counted. The sequence numbers let the watcher count the gaps."""
+
+    PENDING = 256
+
     def __init__(self, path):
         self.path = path
         self.socket = None
         self.sequence = 0
         self.lost = 0
+        self.pending = []
         self.broken = False
 
     def open(self):
@@ -103,6 +111,17 @@ class _Channel(object):
         self.socket = channel
         return True
 
+    def _try(self, data):
+        """Sends one datagram; False when the watcher's queue is full."""
+        try:
+            self.socket.send(data)
+            return True
+        except BlockingIOError:
+            return False
+        except OSError:
+            self.broken = True  # the watcher is gone: stay quiet from now on
+            return True
+
     def send(self, event):
         if self.broken or self.socket is None:
             return
@@ -110,12 +129,14 @@ class _Channel(object):
         event["seq"] = self.sequence
         event["lost"] = self.lost
         data = _json(event).encode("utf-8", "replace")
-        try:
-            self.socket.send(data)
-        except BlockingIOError:
-            self.lost += 1  # the watcher's queue is full: never wait for it
-        except OSError:
-            self.broken = True  # the watcher is gone: stay quiet from now on
+        while self.pending and self._try(self.pending[0]):
+            self.pending.pop(0)
+        if not self.pending and self._try(data):
+            return
+        if len(self.pending) < self.PENDING:
+            self.pending.append(data)
+        else:
+            self.lost += 1  # never wait for the watcher
 
 
 _channel = None
