@@ -7,6 +7,8 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -50,10 +52,28 @@ std::vector<std::string> start_method_names() {
   return names;
 }
 
-void add_run_options(CLI::App& run, AcceptedValues& accepted, RunOptions& options,
-                     std::string& variant, std::string& method, bool& no_persistent, bool& no_pin,
-                     bool& no_progress) {
-  accepted.add(run.add_option("--variant", variant, "buggy (Lightning 1.5.0), fixed (1.5.1), "
+/// The flags of `run` that the parser fills as text or as a negated switch, and that fold into
+/// RunOptions once parsed (RunFlags::apply).
+struct RunFlags {
+  std::string variant = variants::to_string(RunOptions{}.variant);
+  std::string method = data::to_string(RunOptions{}.start_method);
+  std::string seed_mode = data::to_string(RunOptions{}.seed_mode);
+  bool no_persistent = false;
+  bool no_pin = false;
+  bool no_progress = false;
+
+  void apply(RunOptions& options) const {
+    options.variant = *variants::parse_variant(variant);
+    options.start_method = *data::parse_start_method(method);
+    options.seed_mode = *data::parse_seed_mode(seed_mode);
+    options.persistent_workers = !no_persistent;
+    options.pin_memory = !no_pin;
+    options.progress = !no_progress;
+  }
+};
+
+void add_run_options(CLI::App& run, AcceptedValues& accepted, RunOptions& options, RunFlags& flags) {
+  accepted.add(run.add_option("--variant", flags.variant, "buggy (Lightning 1.5.0), fixed (1.5.1), "
                               "workaround (1.5.0 with the reporter's patch) or vanilla (no Lightning)"),
                one_of(variant_names()))
       ->capture_default_str();
@@ -66,10 +86,10 @@ void add_run_options(CLI::App& run, AcceptedValues& accepted, RunOptions& option
   accepted.add(run.add_option("--batch-size", options.batch_size, "Samples per batch"),
                integer_in(1, 60000))
       ->capture_default_str();
-  accepted.add_switch(run.add_flag("--no-persistent-workers", no_persistent,
+  accepted.add_switch(run.add_flag("--no-persistent-workers", flags.no_persistent,
       "Give the loaders persistent_workers=False (a new set of workers every pass)"));
-  accepted.add_switch(run.add_flag("--no-pin-memory", no_pin, "Give the loaders pin_memory=False"));
-  accepted.add(run.add_option("--start-method", method, "How workers start: thread, fork or spawn"),
+  accepted.add_switch(run.add_flag("--no-pin-memory", flags.no_pin, "Give the loaders pin_memory=False"));
+  accepted.add(run.add_option("--start-method", flags.method, "How workers start: thread, fork or spawn"),
                one_of(start_method_names()))
       ->capture_default_str();
   accepted.add(run.add_option("--limit-train-batches", options.limit_train_batches,
@@ -102,6 +122,12 @@ void add_run_options(CLI::App& run, AcceptedValues& accepted, RunOptions& option
   accepted.add(run.add_option("--seed", options.seed, "Seeds the shuffle, the workers and the weights"),
                unsigned_integer())
       ->capture_default_str();
+  accepted.add(run.add_option("--seed-mode", flags.seed_mode,
+                              "stable: every variant sees the same samples in the same order; torch: "
+                              "each new iterator draws from the loader's generator as real torch's does, "
+                              "so 1.5.0's order drifts from 1.5.1's from the second epoch on"),
+               one_of({data::to_string(data::SeedMode::stable), data::to_string(data::SeedMode::torch)}))
+      ->capture_default_str();
   accepted.add_switch(run.add_flag("--trace-resets", options.trace_resets,
       "Print a Python-style traceback to stderr every time a loader's iterator is set to null "
       "(also: DLRESET_TRACE_RESETS=1)"));
@@ -115,7 +141,7 @@ void add_run_options(CLI::App& run, AcceptedValues& accepted, RunOptions& option
                               "Write the workers' lifecycle events (spawn, load, shutdown, exit) as "
                               "JSON"),
                output_file(/*stdout_allowed=*/true));
-  accepted.add_switch(run.add_flag("--no-progress", no_progress, "No progress bar on stderr"));
+  accepted.add_switch(run.add_flag("--no-progress", flags.no_progress, "No progress bar on stderr"));
   accepted.add(run.add_option("--ranks", options.ranks,
                               "Ranks of a DDP-style job on this machine, started as torchrun starts them: "
                               "this process is rank 0 and starts the others (RANK, WORLD_SIZE, "
@@ -215,16 +241,12 @@ int main_cli(int argc, char** argv) {
   app.require_subcommand(1);
 
   RunOptions run_options;
-  std::string variant = variants::to_string(run_options.variant);
-  std::string method = data::to_string(run_options.start_method);
-  bool no_persistent = false;
-  bool no_pin = false;
-  bool no_progress = false;
+  RunFlags run_flags;
   CLI::App* run = app.add_subcommand(
       "run", "Fit a CNN on Fashion-MNIST with one variant; report epoch times, worker spawns, "
              "iterator resets and dataset loads per loader");
   AcceptedValues run_accepted;
-  add_run_options(*run, run_accepted, run_options, variant, method, no_persistent, no_pin, no_progress);
+  add_run_options(*run, run_accepted, run_options, run_flags);
 
   DemoOptions demo_options;
   std::string demo_color = "auto";
@@ -265,11 +287,7 @@ int main_cli(int argc, char** argv) {
                      "documents in one stream; send one of them to a file.\n";
         return kExitUsage;
       }
-      run_options.variant = *variants::parse_variant(variant);
-      run_options.start_method = *data::parse_start_method(method);
-      run_options.persistent_workers = !no_persistent;
-      run_options.pin_memory = !no_pin;
-      run_options.progress = !no_progress;
+      run_flags.apply(run_options);
       if (run_options.persistent_workers && run_options.workers == 0) {
         // PyTorch refuses persistent_workers with 0 workers; the command line means "as
         // persistent as possible", so 0 workers simply run without.

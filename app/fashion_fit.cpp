@@ -1,5 +1,8 @@
 #include "app/fashion_fit.h"
 
+#include <cstddef>
+#include <memory>
+
 #include "app/embedded_sources.h"
 #include "harness/data/data_loader.h"
 #include "harness/data/idx_dataset.h"
@@ -20,6 +23,7 @@ std::shared_ptr<data::DataLoader> fashion_loader(const RunOptions& options, cons
   loader.pin_memory = options.pin_memory;
   loader.start_method = options.start_method;
   loader.seed = options.seed;
+  loader.seed_mode = options.seed_mode;
   return std::make_shared<data::DataLoader>(
       std::shared_ptr<data::Dataset>(data::make_fashion_mnist(options.data_dir, split)), loader);
 }

@@ -36,6 +36,9 @@ struct RunOptions {
   double learning_rate = 0.05;
   int intra_op_threads = 1;
   std::uint64_t seed = 0;
+  /// How the loaders seed: stable (every variant sees the same order) or torch (real torch's
+  /// draws, under which 1.5.0's order drifts from 1.5.1's from the second epoch on).
+  data::SeedMode seed_mode = data::SeedMode::stable;
   bool trace_resets = false;   ///< Print a traceback at every reset (and keep its frames).
   bool profiler = false;       ///< Print Lightning's SimpleProfiler report.
   std::string json_path;       ///< Write the JSON report here; "-" is stdout.

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
+#include <utility>
+
 #include "harness/trace/reset_trace.h"
 #include "harness/trace/stack_trace.h"
 
@@ -92,6 +95,7 @@ nlohmann::json to_json(const variants::FitReport& report, const RunContext& cont
   json["start_method"] = data::to_string(options.start_method);
   json["device"] = context.device;
   json["seed"] = options.seed;
+  json["seed_mode"] = data::to_string(options.seed_mode);
   json["limit_train_batches"] = options.limit_train_batches;
   json["limit_val_batches"] = options.limit_val_batches;
   json["num_sanity_val_steps"] = options.num_sanity_val_steps;

@@ -2,8 +2,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <algorithm>
+#include <cstddef>
+#include <map>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/support/command.h"
 #include "tests/support/fixtures.h"
@@ -28,7 +33,7 @@ TEST(Cli, BadValuesExitTwoWithOneLineNamingTheFlag) {
       {"run --epochs 0", "--epochs"},          {"run --batch-size 0", "--batch-size"},
       {"run --limit-train-batches -3", "--limit-train-batches"},
       {"run --device tpu", "--device"},        {"run --workers", "--workers"},
-      {"run --no-such-flag", "--no-such-flag"},
+      {"run --no-such-flag", "--no-such-flag"}, {"run --seed-mode random", "--seed-mode"},
       {"run --json - --events -", "--events -"}};
   for (const auto& [args, flag] : cases) {
     const Result result = run_dlreset(args);
@@ -193,6 +198,32 @@ TEST(Cli, SummaryShowsSpawnsAndResetsPerLoader) {
   EXPECT_THAT(result.out, HasSubstr("run_training_epoch"));
   EXPECT_THAT(result.out, HasSubstr("get_train_batch"));
   EXPECT_THAT(result.err, Not(HasSubstr("Traceback")));
+}
+
+/// --seed-mode torch gives real torch's sample order: each new iterator draws its seed from the
+/// loader's generator, which moves the shuffle on, so 1.5.0's respawns make its order drift from
+/// 1.5.1's from the second epoch on. With stable seeds the orders stay equal. Counted by epoch:
+/// the first epoch's order is the same in both modes.
+TEST(Cli, SeedModeTorchShowsTheBuggyOrderDriftingFromTheFixedOne) {
+  std::map<std::string, nlohmann::json> digests;
+  for (const std::string mode : {"stable", "torch"}) {
+    for (const std::string variant : {"buggy", "fixed"}) {
+      const Result result = run_dlreset("run --epochs 3 --workers 1 --limit-train-batches 3 --limit-val-batches 2 "
+                                        "--no-progress --variant " + variant + " --seed-mode " + mode + " --json -");
+      ASSERT_EQ(result.status, 0) << result.err;
+      const nlohmann::json report = nlohmann::json::parse(result.out);
+      EXPECT_EQ(report["seed_mode"], mode);
+      digests[mode + " " + variant] = report["train_order_digest_per_epoch"];
+    }
+  }
+  EXPECT_EQ(digests["stable buggy"], digests["stable fixed"]);
+  int differing = 0;
+  for (std::size_t epoch = 0; epoch < 3; ++epoch) {
+    const bool same = digests["torch buggy"][epoch] == digests["torch fixed"][epoch];
+    EXPECT_EQ(same, epoch == 0) << "epoch " << epoch;
+    differing += !same;
+  }
+  EXPECT_EQ(differing, 2);
 }
 
 TEST(Cli, SpawnWorkersRunTheBinaryInWorkerMode) {
