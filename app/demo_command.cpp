@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <filesystem>
 #include <map>
 #include <sstream>
 #include <string>
@@ -227,9 +229,28 @@ class Demo {
                            report.train.counters.dataset_loads + report.val.counters.dataset_loads);
     }
     printer_.text(table);
-    printer_.text("\n  What guards it: ctest --test-dir build -L regression\n"
-                  "  (tests/loops/fit_counts_test.cpp checks these counts for every variant; "
-                  "tests/loops/workers_are_shutdown_test.cpp is Lightning's own test, ported).\n");
+    printer_.text(closing_hints());
+  }
+
+  /// Where to go next, for where this binary runs from: a build tree has the tests to run; an
+  /// installed one (the Debian package) has the example programs to watch.
+  static std::string closing_hints() {
+    std::error_code error;
+    const std::filesystem::path bin = std::filesystem::read_symlink("/proc/self/exe", error).parent_path();
+    const std::filesystem::path prefix = bin.parent_path();
+    if (!error && std::filesystem::exists(prefix / "CTestTestfile.cmake", error)) {
+      return "\n  What guards it: ctest --test-dir " + prefix.string() + " -L regression\n"
+             "  (tests/loops/fit_counts_test.cpp checks these counts for every variant; "
+             "tests/loops/workers_are_shutdown_test.cpp is Lightning's own test, ported).\n"
+             "  Check a Python loop of your own: " + (bin / "dlreset").string() +
+             " watch -- python3 train.py\n";
+    }
+    const std::filesystem::path examples = prefix / "share" / "dlreset" / "examples";
+    return "\n  What guards it: the regression suite of dlreset's source (ctest -L regression) checks these\n"
+           "  counts for every variant.\n"
+           "  Watch the same bug in a plain torch program: dlreset watch -- python3 " +
+           (examples / "lightning_10389.py").string() + "\n"
+           "  and its fix: dlreset watch -- python3 " + (examples / "lightning_10389.py").string() + " --fixed\n";
   }
 
   const DemoOptions& options_;

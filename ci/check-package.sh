@@ -51,6 +51,8 @@ expect demo.txt "demo step 4" "^    combined_loader->reset\(\);$"
 # Step 6: spawns, resets and loads per variant.
 expect demo.txt "demo step 6" "^  buggy +[0-9.]+ +6 +8 +5 \+ 2 +14$"
 expect demo.txt "demo step 6" "^  fixed +[0-9.]+ +2 +2 +0 \+ 2 +4$"
+# Its hints point at what the package installed, not at a build tree.
+expect demo.txt "demo hints" "^  Watch the same bug in a plain torch program: dlreset watch -- python3 $work/root/usr/share/dlreset/examples/lightning_10389.py$"
 tail -n 8 demo.txt
 
 echo "== dlreset run --variant buggy --epochs 2 --limit-train-batches 5"
@@ -86,7 +88,7 @@ expect watch-bug.txt "watched bug" "^      File \".*/lightning_10389.py\", line 
 expect watch-fixed.txt "watched fix" "none was replaced: the workers are persistent\.$"
 
 echo "== lintian"
-# Errors fail the check; the tags kept on purpose are listed in README.md.
+# Errors fail the check; the tags kept on purpose are listed in docs/packaging.md.
 for package in "$deb" "$watch_deb"; do
   lintian_status=0
   lintian --fail-on error "$package" 2>&1 | grep -v '^running with root privileges' || lintian_status=${PIPESTATUS[0]}
