@@ -163,8 +163,16 @@ step "checking that the build used only the vendored dependencies"
 # library. A system copy of a vendored library in either means the build would not work on a
 # machine without it.
 vendored_headers='^[[:space:]]+/usr/(local/)?include/(gtest|gmock|benchmark|CLI|nlohmann|fmt|boost)/|^[[:space:]]+/usr/(local/)?include/z(lib|conf)\.h$'
-leaked=$(ninja -C "$build" -t deps | grep -E "$vendored_headers" | sort -u || true)
-[ -z "$leaked" ] || die "the build read system headers of vendored libraries: $(echo "$leaked" | head -n 5 | tr -s ' \n' ' ')"
+# Each object's list of headers follows its own line: name the target (CMakeFiles/<target>.dir/)
+# that read each leaked header, which says where to look.
+leaked=$(ninja -C "$build" -t deps | awk -v pattern="$vendored_headers" '
+  /^[^ \t]/ { object = $1; sub(/:$/, "", object); target = object
+               if (match(object, /CMakeFiles\/[^\/]+\.dir\//)) target = substr(object, RSTART + 11, RLENGTH - 16)
+               next }
+  $0 ~ pattern { header = $1; print "target " target " read " header " (" object ")" }' | sort -u || true)
+[ -z "$leaked" ] || die "the build read system headers of vendored libraries:
+$(echo "$leaked" | head -n 10)
+(an include path of the target's put a system directory before DLRESET_DEPS_DIR/include)"
 libs='(gtest|gtest_main|gmock|gmock_main|benchmark|benchmark_main|fmt|z|boost_[a-z_]+)'
 leaked=$(ninja -C "$build" -t commands |
   grep -oE "/usr/[^ ]*/lib$libs\.(so|a)[^ ]*|(^| )-l$libs( |$)" | sort -u || true)

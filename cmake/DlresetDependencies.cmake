@@ -38,12 +38,16 @@ function(dlreset_use_vendored what debian_package relative)
 endfunction()
 
 # Header-only libraries: an imported interface target over the copied headers. Imported include
-# directories are system ones, so our -Werror does not apply to code we do not own.
+# directories are system ones, so our -Werror does not apply to code we do not own. The copies
+# also go first on every target's include path: a LibTorch whose CUDA headers are in /usr/include
+# puts `-isystem /usr/include` on the targets that link it, and a system nlohmann_json there (the
+# H200 image has one) would win over the copy wherever that flag came first.
 function(dlreset_vendored_headers target what debian_package header)
   dlreset_use_vendored("${what}" ${debian_package} include/${header})
   add_library(${target} INTERFACE IMPORTED)
   set_target_properties(${target} PROPERTIES
     INTERFACE_INCLUDE_DIRECTORIES "${DLRESET_DEPS_DIR}/include")
+  include_directories(BEFORE SYSTEM "${DLRESET_DEPS_DIR}/include")
 endfunction()
 
 if(NOT DLRESET_VENDORED_DEPS)
