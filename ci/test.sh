@@ -1,33 +1,56 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, configures, builds and runs every ctest
 # suite; installs the build into a temporary prefix and builds and runs examples/own_loop against
-# it (ci/check-install.sh); packs the .deb and checks it unpacked, with lintian
+# it (ci/check-install.sh); packs the .debs and checks them unpacked, with lintian
 # (ci/package.sh, ci/check-package.sh); then fuzzes the IDX reader for a bounded time
-# (ci/fuzz.sh). Exits non-zero on any failure.
+# (ci/fuzz.sh). Exits non-zero on any failure. Each step's time is printed as it ends, and all of
+# them at the end (docs/testing.md, "CI time", says where the time goes).
 #   DLRESET_PRESET=asan   runs only that preset's build and suite instead.
 #   DLRESET_FULL_CHECKS=1 adds the ASan + UBSan suite (asan preset), the ThreadSanitizer suite
 #                         (tsan preset) and memcheck over a short run (ci/valgrind.sh): what
-#                         CI runs (.ci/run); docs/reliability.md has the timings.
+#                         CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ci/install-deps.sh
+started=$(date +%s)
+times=()
+# step NAME COMMAND...: runs the command and notes how long it took.
+step() {
+  local name=$1 begin
+  shift
+  begin=$(date +%s)
+  echo "== ci: $name" >&2
+  "$@"
+  times+=("$(printf '%-22s %5d s' "$name" $(($(date +%s) - begin)))")
+  echo "== ci: $name took $(($(date +%s) - begin)) s" >&2
+}
+summary() {
+  local status=$?
+  {
+    echo "== ci: times (exit status $status)"
+    printf '   %s\n' "${times[@]}"
+    printf '   %-22s %5d s\n' "all" $(($(date +%s) - started))
+  } >&2
+}
+trap summary EXIT
+
+step "packages" ci/install-deps.sh
 preset="${DLRESET_PRESET:-default}"
-cmake --preset "$preset"
-cmake --build --preset "$preset"
-ctest --preset "$preset"
+step "configure ($preset)" cmake --preset "$preset"
+step "build ($preset)" cmake --build --preset "$preset"
+step "ctest ($preset)" ctest --preset "$preset"
 if [ -n "${DLRESET_PRESET:-}" ]; then
   exit 0
 fi
-ci/check-install.sh
-ci/package.sh out/package
-ci/check-package.sh out/package/dlreset_*_amd64.deb
-ci/fuzz.sh
+step "install check" ci/check-install.sh
+step "package" ci/package.sh out/package
+step "package check" ci/check-package.sh out/package/dlreset_*_amd64.deb
+step "fuzz" ci/fuzz.sh
 if [ "${DLRESET_FULL_CHECKS:-0}" = 1 ]; then
   for sanitizer in asan tsan; do
-    cmake --preset "$sanitizer"
-    cmake --build --preset "$sanitizer"
-    ctest --preset "$sanitizer"
+    step "configure ($sanitizer)" cmake --preset "$sanitizer"
+    step "build ($sanitizer)" cmake --build --preset "$sanitizer"
+    step "ctest ($sanitizer)" ctest --preset "$sanitizer"
   done
-  ci/valgrind.sh
+  step "memcheck" ci/valgrind.sh
 fi
