@@ -11,7 +11,7 @@ class Option;
 
 namespace dlreset::app {
 
-/// The roff source of the man page of `app`, for `version` ("dlreset 0.3.0"): its description, its own options, and every
+/// The roff source of the man page of `app`, for `version` ("dlreset 0.4.0"): its description, its own options, and every
 /// subcommand with its options, in the order --help lists them, then `closing_sections` (roff:
 /// EXIT STATUS, ENVIRONMENT, FILES, SEE ALSO, as the command has them). Hidden options (no
 /// group) are left out, as --help leaves them out. The build runs `dlreset --man-page` (and
