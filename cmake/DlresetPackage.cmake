@@ -54,7 +54,7 @@ set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
 
 # What Debian asks of every package beside the files: the copyright, the changelog (gzip -9n,
-# reproducible), and the lintian tags kept on purpose (README.md, "The Debian package").
+# reproducible), and the lintian tags kept on purpose (docs/packaging.md).
 set(changelog ${PROJECT_BINARY_DIR}/packaging/changelog)
 add_custom_command(OUTPUT ${changelog}.gz
   COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/packaging
