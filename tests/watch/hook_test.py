@@ -7,7 +7,10 @@ unwatched, and holds the hook to its rules: the program prints the same, exits t
 the same modules and draws the same samples; the hook never blocks, never raises into the
 program, and says what it could not see.
 
-    hook_test.py --hook-dir build/share/dlreset/python [unittest options]
+    hook_test.py --hook-dir build/share/dlreset/python [--shard I/N] [unittest options]
+
+--shard I/N runs the I-th of N equal shares of the tests (from 0), so that ctest can run them
+side by side.
 """
 
 import argparse
@@ -289,8 +292,13 @@ def main():
     global HOOK_DIR
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hook-dir", required=True, help="the folder of the hook's sitecustomize.py")
+    parser.add_argument("--shard", default="0/1", help="I/N: run the I-th of N shares of the tests")
     args, rest = parser.parse_known_args()
     HOOK_DIR = os.path.abspath(args.hook_dir)
+    index, count = (int(part) for part in args.shard.split("/"))
+    names = sorted(name for name in dir(HookTest) if name.startswith("test_"))
+    if count > 1 and not any(arg.startswith("-k") for arg in rest):
+        rest += [f"HookTest.{name}" for position, name in enumerate(names) if position % count == index]
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
 
 
