@@ -74,7 +74,7 @@ class LiveResets {
 
   void operator()(const watch::HookEvent& event) {
     using watch::HookEventKind;
-    if (!event.dataset.empty()) loaders_[{event.pid, event.loader}] = loader_of(event);
+    if (!event.dataset.empty()) loaders_[{event.pid, event.loader}] = watch::LoaderView::of(event);
     if (event.kind == HookEventKind::iterator_made) iterators_[{event.pid, event.iterator}] = event.loader;
     const bool stops = (event.kind == HookEventKind::workers_shutdown && event.persistent && event.caller != "__del__") ||
                        (event.kind == HookEventKind::iterator_dropped && !event.worker_pids.empty());
@@ -98,18 +98,6 @@ class LiveResets {
   }
 
  private:
-  static watch::LoaderView loader_of(const watch::HookEvent& event) {
-    watch::LoaderView loader;
-    loader.pid = event.pid;
-    loader.key = event.loader;
-    loader.dataset = event.dataset;
-    loader.batch_size = event.batch_size;
-    loader.workers = event.workers;
-    loader.persistent = event.persistent;
-    loader.start_method = event.start_method;
-    return loader;
-  }
-
   std::string program_;
   double origin_s_;
   std::map<std::pair<pid_t, std::string>, watch::LoaderView> loaders_;

@@ -197,12 +197,6 @@ void find_late_set_epoch(Findings& findings, const WatchResult& result, const Py
 
 }  // namespace
 
-int live_workers_at(const std::vector<ProcessRecord>& records, double time_s) {
-  return static_cast<int>(std::count_if(records.begin(), records.end(), [&](const ProcessRecord& record) {
-    return record.role == ProcessRole::worker && alive_at(record, time_s);
-  }));
-}
-
 Findings analyse_findings(const WatchResult& result, const GenerationReport& generations, const PythonView& python) {
   Findings findings;
   find_respawn_causes(findings, generations, python);

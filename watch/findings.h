@@ -60,7 +60,4 @@ struct Findings {
 
 Findings analyse_findings(const WatchResult& result, const GenerationReport& generations, const PythonView& python);
 
-/// The number of workers alive at `time_s`.
-int live_workers_at(const std::vector<ProcessRecord>& records, double time_s);
-
 }  // namespace dlreset::watch

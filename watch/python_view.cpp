@@ -73,6 +73,18 @@ std::string LoaderView::describe() const {
   return fmt::format("{} ({}) in pid {}", key, what, pid);
 }
 
+LoaderView LoaderView::of(const HookEvent& event) {
+  LoaderView loader;
+  loader.pid = event.pid;
+  loader.key = event.loader;
+  loader.dataset = event.dataset;
+  loader.batch_size = event.batch_size;
+  loader.workers = event.workers;
+  loader.persistent = event.persistent;
+  loader.start_method = event.start_method;
+  return loader;
+}
+
 std::string LoaderView::short_name() const { return fmt::format("{} of pid {}", key, pid); }
 
 bool LoaderView::same_kind(const LoaderView& other) const {
@@ -253,15 +265,7 @@ PythonView analyse_python(std::string hook, std::vector<HookEvent> events, int m
       if (loader.pid == event.pid && loader.key == event.loader) return &loader;
     }
     if (event.dataset.empty()) return nullptr;
-    LoaderView loader;
-    loader.pid = event.pid;
-    loader.key = event.loader;
-    loader.dataset = event.dataset;
-    loader.batch_size = event.batch_size;
-    loader.workers = event.workers;
-    loader.persistent = event.persistent;
-    loader.start_method = event.start_method;
-    view.loaders.push_back(loader);
+    view.loaders.push_back(LoaderView::of(event));
     return &view.loaders.back();
   };
   const auto end_pass = [&](const IteratorId& id, std::size_t index) {

@@ -53,6 +53,10 @@ struct LoaderView {
   std::string describe() const;
   /// "L1 of pid 812", where the loader was described already.
   std::string short_name() const;
+  /// The loader an event names, with the fields it carries (loader_made, iterator_made,
+  /// iterator_dropped carry them all); its counts start at zero.
+  static LoaderView of(const HookEvent& event);
+
   /// Loaders of one identity look alike: the same dataset class, batch size, workers and
   /// persistence in the same process; a loader made again for every evaluation is one of them.
   bool same_kind(const LoaderView& other) const;

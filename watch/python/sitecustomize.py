@@ -359,7 +359,7 @@ def _report_own_iterator_attribute(loader):
             break
 
 
-def _iterator_property(original_setattr_target):
+def _iterator_property():
     def get(self):
         values = self.__dict__
         if "_iterator" in values:
@@ -519,7 +519,7 @@ def _patch_torch():
     loader_class = getattr(dataloader, "DataLoader", None)
     iterator_class = getattr(dataloader, "_MultiProcessingDataLoaderIter", None)
     patches = [
-        (loader_class, "_iterator", lambda original: _iterator_property(original), False),
+        (loader_class, "_iterator", lambda original: _iterator_property(), False),
         (loader_class, "_get_iterator", _get_iterator_property, True),
         (iterator_class, "_reset", _reset_property, True),
         (iterator_class, "_shutdown_workers", lambda original: _shutdown_property(original, utils), True),
