@@ -34,6 +34,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 MARKER = re.compile(r"<!--\s*output of:\s*(.*?)\s*-->", re.S)
 FENCE = re.compile(r"^(\s*)```")
@@ -130,6 +131,7 @@ def check_excerpts(root, path, env):
         text = f.read()
     failures = 0
     for command, window, block, line in blocks_after_markers(text):
+        began = time.monotonic()
         result = subprocess.run(["/bin/sh", "-c", command], cwd=root, env=env, capture_output=True, text=True,
                                 timeout=TIMEOUT_S)
         actual = result.stdout.rstrip("\n").split("\n") if result.stdout.strip() else []
@@ -138,7 +140,7 @@ def check_excerpts(root, path, env):
         else:
             ok = matches(block, actual)
         if ok:
-            print(f"ok: {path}:{line}: {command}")
+            print(f"ok ({time.monotonic() - began:.1f} s): {path}:{line}: {command}")
             continue
         failures += 1
         print(f"FAIL: {path}:{line}: the excerpt is not what `{command}` prints now (exit {result.returncode}):")
