@@ -8,8 +8,9 @@
 #   DLRESET_PRESET=asan   runs only that preset's build and suite instead.
 #   DLRESET_FULL_CHECKS=1 adds the ASan + UBSan suite (asan preset), the ThreadSanitizer suite
 #                         (tsan preset) and memcheck over a short run (ci/valgrind.sh): what
-#                         CI runs (.ci/run). The default build's ctest then leaves out the
-#                         suites labelled asan, which the asan preset runs.
+#                         CI runs (.ci/run). The default build's ctest then runs each suite
+#                         as a few shards and leaves out the suites labelled asan, which the
+#                         asan preset runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,7 +38,12 @@ trap summary EXIT
 
 step "packages" ci/install-deps.sh
 preset="${DLRESET_PRESET:-default}"
-step "configure ($preset)" cmake --preset "$preset"
+# CI runs each suite as a few GoogleTest shards, a process each, rather than a process a test
+# (DLRESET_TEST_SHARDS, docs/testing.md); otherwise ctest keeps one test a test, so that its
+# summary names a failed test.
+shards=OFF
+[ "${DLRESET_FULL_CHECKS:-0}" = 1 ] && shards=ON
+step "configure ($preset)" cmake --preset "$preset" -DDLRESET_TEST_SHARDS=$shards
 step "build ($preset)" cmake --build --preset "$preset"
 if [ "${DLRESET_FULL_CHECKS:-0}" = 1 ] && [ "$preset" = default ]; then
   # The suites labelled asan run below under AddressSanitizer and UndefinedBehaviorSanitizer,
