@@ -15,8 +15,8 @@ namespace dlreset::data {
 /// fork. It closes only these (all but its own channel), and unmaps the other workers'
 /// shared-memory slots.
 ///
-/// The one piece of process-wide mutable state of the worker layer (docs/design.md §4): a fork
-/// in one loader must see the channels of all the others. Thread-safe.
+/// One of the four pieces of process-wide mutable state (docs/design.md §4): a fork in one
+/// loader must see the channels of all the others. Thread-safe.
 void register_parent_only_fd(int fd);
 void unregister_parent_only_fd(int fd);
 /// A copy of the registered descriptors, taken before a fork: the child must not lock anything.

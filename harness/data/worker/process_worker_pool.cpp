@@ -183,9 +183,8 @@ void ProcessWorkerPool::report_spawn(const Worker& worker) const {
   if (on_lifecycle_) on_lifecycle_(spawned_report(worker.id, worker.pid));
 }
 
-void ProcessWorkerPool::record(int kind, const Worker& worker) const {
-  trace::EventLog::global().record(trace::worker_event(static_cast<trace::EventKind>(kind), loader_,
-                                                       worker.id, worker.pid,
+void ProcessWorkerPool::record(trace::EventKind kind, const Worker& worker) const {
+  trace::EventLog::global().record(trace::worker_event(kind, loader_, worker.id, worker.pid,
                                                        trace::monotonic_now_s()));
 }
 
@@ -214,7 +213,7 @@ void ProcessWorkerPool::reap(Worker& worker, std::chrono::milliseconds timeout, 
   if (done == worker.pid) {
     worker.reaped = true;
     worker.wait_status = status;
-    record(static_cast<int>(trace::EventKind::worker_exit), worker);
+    record(trace::EventKind::worker_exit, worker);
   }
   // After the last try too, even unreaped (the program reaped it itself: ECHILD): a pidfd left
   // open would stay on the parent-only list, and its number, once reused for a file of the
@@ -565,7 +564,7 @@ void ProcessWorkerPool::shutdown(std::chrono::milliseconds grace) {
   const auto deadline = Clock::now() + grace;
   for (Worker& worker : workers_) {
     if (worker.reaped) continue;
-    record(static_cast<int>(trace::EventKind::worker_shutdown), worker);
+    record(trace::EventKind::worker_shutdown, worker);
     // A dead worker just fails to read it; one that reads nothing before the deadline is
     // killed below.
     send_in_order(worker, exit, deadline);

@@ -19,6 +19,10 @@
 #include "harness/data/worker/socket_channel.h"
 #include "harness/data/worker/worker_pool.h"
 
+namespace dlreset::trace {
+enum class EventKind;  // harness/trace/event_log.h, which the users of this header need not see.
+}  // namespace dlreset::trace
+
 namespace dlreset::data {
 
 /// Each worker collates its batches into its own shared-memory slots (shared_slots.h); a task
@@ -138,7 +142,8 @@ class ProcessWorkerPool : public WorkerPool {
   void take_from_slot(Worker& worker, Message& message);
   /// Tells the lifecycle handler that `worker` was launched, as its first report.
   void report_spawn(const Worker& worker) const;
-  void record(int kind, const Worker& worker) const;
+  /// Records an event of `kind` about `worker` in the event log.
+  void record(trace::EventKind kind, const Worker& worker) const;
 
   std::string loader_;
   LifecycleHandler on_lifecycle_;
