@@ -39,11 +39,13 @@ void find_respawn_causes(Findings& findings, const GenerationReport& generations
     }
     const auto same = std::find_if(findings.respawn_causes.begin(), findings.respawn_causes.end(),
                                    [&](const Findings::Cause& cause) {
-                                     return same_stack(python.events[cause.event].stack, python.events[*stopped].stack);
+                                     return same_stack(python.events[cause.stopped.events.front()].stack,
+                                                       python.events[*stopped].stack);
                                    });
     if (same == findings.respawn_causes.end()) {
-      findings.respawn_causes.push_back(Findings::Cause{*stopped, {respawn.generation}});
+      findings.respawn_causes.push_back(Findings::Cause{StackGroup{{*stopped}}, {respawn.generation}});
     } else {
+      same->stopped.events.push_back(*stopped);
       same->respawns.push_back(respawn.generation);
     }
     findings.respawns.events.push_back(*stopped);

@@ -46,7 +46,7 @@ struct Findings {
   /// Each respawn's cause, grouped: the stack that stopped the generation it replaced (indices
   /// into the hook events), with the respawns it caused.
   struct Cause {
-    std::size_t event = 0;
+    StackGroup stopped;         ///< The events that stopped each replaced generation.
     std::vector<int> respawns;  ///< Generation indices.
   };
   std::vector<Cause> respawn_causes;

@@ -114,11 +114,11 @@ std::string findings_summary(const WatchReport& report) {
                 : fmt::format("  {}, from {}:\n", plural(total, "respawn", "respawns"),
                               plural(static_cast<long>(findings.respawn_causes.size()), "stack", "stacks"));
     for (const Findings::Cause& cause : findings.respawn_causes) {
-      const HookEvent& event = python.events[cause.event];
+      const HookEvent& event = python.events[cause.stopped.events.front()];
       if (findings.respawn_causes.size() > 1 || findings.respawns_without_cause > 0) {
         text += fmt::format("    {} from this one:\n", plural(static_cast<long>(cause.respawns.size()), "respawn", "respawns"));
       }
-      text += format_traceback(reset_heading(python, event), event.stack, event.frames_omitted, "    ");
+      text += format_traceback(reset_heading(python, cause.stopped), event.stack, event.frames_omitted, "    ");
     }
     if (findings.respawns_without_cause > 0) {
       text += fmt::format("    {} whose old workers the hook did not see stopped\n",
@@ -140,7 +140,7 @@ std::string findings_summary(const WatchReport& report) {
       const std::string heading = check == &findings.late_set_epoch
                                       ? fmt::format("set_epoch({}) after its pass's order was drawn{}", event.epoch.value_or(-1),
                                                     group.events.size() > 1 ? fmt::format(" ({} times)", group.events.size()) : "")
-                                      : reset_heading(python, event) + (group.events.size() > 1 ? fmt::format(" ({} times)", group.events.size()) : "");
+                                      : reset_heading(python, group) + (group.events.size() > 1 ? fmt::format(" ({} times)", group.events.size()) : "");
       text += format_traceback(heading, event.stack, event.frames_omitted, "    ");
     }
   }

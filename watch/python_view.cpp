@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <set>
 #include <tuple>
+#include <utility>
 
 namespace dlreset::watch {
 
@@ -62,7 +64,7 @@ PythonFlags python_flags(const std::vector<std::string>& argv) {
 
 }  // namespace
 
-std::string LoaderView::describe() const {
+std::string LoaderView::identity() const {
   std::string what = short_class(dataset);
   if (batch_size) what += fmt::format(", batch {}", *batch_size);
   if (workers) {
@@ -70,8 +72,10 @@ std::string LoaderView::describe() const {
                         *workers == 1 ? "worker" : "workers");
   }
   if (workers && *workers > 0) what += persistent ? ", persistent" : ", not persistent";
-  return fmt::format("{} ({}) in pid {}", key, what, pid);
+  return fmt::format("{} ({})", key, what);
 }
+
+std::string LoaderView::describe() const { return fmt::format("{} in pid {}", identity(), pid); }
 
 LoaderView LoaderView::of(const HookEvent& event) {
   LoaderView loader;
@@ -158,21 +162,51 @@ std::string why_no_hook(const PythonStart& start, const std::string& hook_dir) {
          "sitecustomize";
 }
 
-std::string reset_heading(const PythonView& view, const HookEvent& event) {
+namespace {
+
+/// "in pid 812, rank 0" for one process; "in pids 812 (rank 0) and 813 (rank 1)" for several,
+/// in the order of their ranks, then pids.
+std::string where(const PythonView& view, const std::vector<std::size_t>& events) {
+  std::vector<std::pair<std::optional<int>, pid_t>> places;
+  for (const std::size_t index : events) places.emplace_back(view.events[index].rank, view.events[index].pid);
+  std::sort(places.begin(), places.end());
+  places.erase(std::unique(places.begin(), places.end()), places.end());
+  const auto one = [](const std::pair<std::optional<int>, pid_t>& place, bool alone) {
+    if (!place.first) return fmt::format("{}", place.second);
+    return fmt::format(alone ? "{}, rank {}" : "{} (rank {})", place.second, *place.first);
+  };
+  if (places.size() == 1) return "in pid " + one(places.front(), true);
+  std::string list;
+  for (std::size_t i = 0; i < places.size(); ++i) {
+    list += (i == 0 ? "" : i + 1 == places.size() ? " and " : ", ") + one(places[i], false);
+  }
+  return "in pids " + list;
+}
+
+std::string heading(const PythonView& view, const HookEvent& event, const std::string& place) {
   const LoaderView* loader = view.loader(event.pid, event.loader);
-  const std::string name = loader != nullptr ? loader->describe() : fmt::format("an unknown loader in pid {}", event.pid);
-  const std::string rank = event.rank ? fmt::format(", rank {}", *event.rank) : "";
+  const std::string name = (loader != nullptr ? loader->identity() : std::string("an unknown loader")) + " " + place;
   if (event.kind == HookEventKind::iterator_dropped) {
     const std::string how = event.how == "None" ? "set to None" : event.how;
-    return fmt::format("iterator of loader {}{} {}", name, rank, how);
+    return fmt::format("iterator of loader {} {}", name, how);
   }
   if (event.kind == HookEventKind::workers_shutdown) {
-    return fmt::format("workers of loader {}{} shut down{}", name, rank,
-                       event.caller.empty() ? "" : " by " + event.caller + "()");
+    return fmt::format("workers of loader {} shut down{}", name, event.caller.empty() ? "" : " by " + event.caller + "()");
   }
-  if (event.kind == HookEventKind::iterator_reset) return fmt::format("iterator of loader {}{} reset", name, rank);
-  if (event.kind == HookEventKind::iterator_made) return fmt::format("iterator of loader {}{} made", name, rank);
-  return fmt::format("sampler {} of pid {}{}: set_epoch({})", event.sampler, event.pid, rank, event.epoch.value_or(-1));
+  if (event.kind == HookEventKind::iterator_reset) return fmt::format("iterator of loader {} reset", name);
+  if (event.kind == HookEventKind::iterator_made) return fmt::format("iterator of loader {} made", name);
+  return fmt::format("sampler {} {}: set_epoch({})", event.sampler, place, event.epoch.value_or(-1));
+}
+
+}  // namespace
+
+std::string reset_heading(const PythonView& view, const HookEvent& event) {
+  const std::string rank = event.rank ? fmt::format(", rank {}", *event.rank) : "";
+  return heading(view, event, fmt::format("in pid {}{}", event.pid, rank));
+}
+
+std::string reset_heading(const PythonView& view, const StackGroup& group) {
+  return heading(view, view.events[group.events.front()], where(view, group.events));
 }
 
 void name_workers(std::vector<ProcessRecord>& records, const std::vector<HookEvent>& events) {

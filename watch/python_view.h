@@ -51,6 +51,8 @@ struct LoaderView {
 
   /// "L1 (LazyDataset, batch 64, 2 fork workers, persistent) in pid 812"
   std::string describe() const;
+  /// "L1 (LazyDataset, batch 64, 2 fork workers, persistent)": describe() without the process.
+  std::string identity() const;
   /// "L1 of pid 812", where the loader was described already.
   std::string short_name() const;
   /// The loader an event names, with the fields it carries (loader_made, iterator_made,
@@ -108,8 +110,12 @@ PythonView analyse_python(std::string hook, std::vector<HookEvent> events, int m
                           const std::string& hook_dir);
 
 /// The heading of a traceback for the event that stopped workers or dropped an iterator:
-/// "iterator of loader L1 (LazyDataset, batch 64, 2 workers) set to None (pid 812)".
+/// "iterator of loader L1 (LazyDataset, batch 64, 2 workers) in pid 812, rank 0 set to None".
 std::string reset_heading(const PythonView& view, const HookEvent& event);
+/// The heading for events grouped by their stack (group.events, indices into view.events): the
+/// first event's, naming every process of the group, so that the ranks of one job which all
+/// ran the same line read "in pids 812 (rank 0) and 813 (rank 1)" whichever came first.
+std::string reset_heading(const PythonView& view, const StackGroup& group);
 
 /// Whether an event is the program stopping an iterator's workers or dropping a loader's
 /// iterator, rather than an iterator ending on its own (exhausted without persistence, or

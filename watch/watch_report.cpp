@@ -133,7 +133,7 @@ std::string verdict(const WatchReport& report) {
   // is the cause; otherwise the loop threw away workers it could have kept.
   bool all_not_persistent = !report.findings.respawn_causes.empty() && report.findings.respawns_without_cause == 0;
   for (const Findings::Cause& cause : report.findings.respawn_causes) {
-    const HookEvent& event = report.python.events[cause.event];
+    const HookEvent& event = report.python.events[cause.stopped.events.front()];
     const LoaderView* loader = report.python.loader(event.pid, event.loader);
     all_not_persistent &= loader != nullptr && !loader->persistent;
   }

@@ -208,6 +208,26 @@ TEST(Findings, RespawnsAreGroupedByTheStackThatStoppedTheOldWorkers) {
   EXPECT_EQ(a.findings.live_workers.count, 2);
 }
 
+TEST(Findings, AStackSharedByTheRanksOfAJobNamesEveryRankInOrder) {
+  // Two ranks run the same reset line; whichever reports first, the heading reads the same.
+  PythonView view;
+  for (const auto& [pid, rank] : {std::pair<pid_t, int>{kProgram + 1, 1}, {kProgram, 0}}) {
+    HookEvent stop = with_loader(ended(HookEventKind::workers_shutdown, 2.0, "I1", 8, 0, {frame("reset", 30)}));
+    stop.loader = "L1";
+    stop.pid = pid;
+    stop.rank = rank;
+    view.loaders.push_back(LoaderView::of(stop));
+    view.events.push_back(stop);
+  }
+  EXPECT_EQ(reset_heading(view, StackGroup{{0, 1}}),
+            "workers of loader L1 (Squares, batch 16, 2 fork workers, persistent) in pids 100 (rank 0) and 101 (rank 1) "
+            "shut down by reset()");
+  EXPECT_EQ(reset_heading(view, StackGroup{{1, 0}}), reset_heading(view, StackGroup{{0, 1}}));
+  // One process keeps the single-process heading.
+  EXPECT_EQ(reset_heading(view, StackGroup{{1}}), reset_heading(view, view.events[1]));
+  EXPECT_THAT(reset_heading(view, view.events[1]), HasSubstr(") in pid 100, rank 0 shut down by reset()"));
+}
+
 TEST(Findings, TheLiveWorkerPeakNamesEachLoadersShare) {
   const Analysed a = analyse({program(), worker(201, 1.0, 5.0), worker(202, 1.0, 5.0), worker(203, 2.0, 3.0),
                               worker(204, 2.0, 3.0), worker(205, 2.0, 3.0)},
