@@ -1,7 +1,6 @@
 #include "app/rank_launcher.h"
 
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,7 +10,7 @@
 #include <thread>
 #include <utility>
 
-extern char** environ;
+#include "harness/sys/child_process.h"
 
 namespace dlreset::app {
 
@@ -20,30 +19,12 @@ namespace {
 /// This process's environment with the rendezvous variables of `rank` put in place of any
 /// already there.
 std::vector<std::string> rank_environment(const RankLauncherOptions& options, int rank) {
-  const std::vector<std::pair<std::string, std::string>> job = {
-      {"RANK", std::to_string(rank)},
-      {"LOCAL_RANK", std::to_string(rank)},
-      {"WORLD_SIZE", std::to_string(options.world_size)},
-      {"LOCAL_WORLD_SIZE", std::to_string(options.world_size)},
-      {"MASTER_ADDR", options.master_addr},
-      {"MASTER_PORT", std::to_string(options.master_port)},
-      {kRankZeroPidVariable, std::to_string(::getpid())}};
-  std::vector<std::string> environment;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    const std::string text = *entry;
-    bool replaced = false;
-    for (const auto& [name, value] : job) replaced = replaced || text.rfind(name + "=", 0) == 0;
-    if (!replaced) environment.push_back(text);
-  }
-  for (const auto& [name, value] : job) environment.push_back(name + "=" + value);
-  return environment;
-}
-
-std::vector<char*> pointers(std::vector<std::string>& strings) {
-  std::vector<char*> result;
-  for (std::string& text : strings) result.push_back(text.data());
-  result.push_back(nullptr);
-  return result;
+  return sys::environment_with({"RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank),
+                                "WORLD_SIZE=" + std::to_string(options.world_size),
+                                "LOCAL_WORLD_SIZE=" + std::to_string(options.world_size),
+                                "MASTER_ADDR=" + options.master_addr,
+                                "MASTER_PORT=" + std::to_string(options.master_port),
+                                std::string(kRankZeroPidVariable) + "=" + std::to_string(::getpid())});
 }
 
 }  // namespace
@@ -54,17 +35,16 @@ RankLauncher::RankLauncher(RankLauncherOptions options) : options_(std::move(opt
     // Everything the child needs is built before fork: between fork and exec it may only make
     // async-signal-safe calls, since rank 0 already runs threads (its store's).
     std::vector<std::string> environment = rank_environment(options_, rank);
-    std::vector<char*> envp = pointers(environment);
+    const std::vector<char*> envp = sys::exec_pointers(environment);
     std::vector<std::string> arguments = options_.argv;
-    std::vector<char*> argv = pointers(arguments);
+    const std::vector<char*> argv = sys::exec_pointers(arguments);
     const pid_t pid = ::fork();
     if (pid < 0) {
       throw std::runtime_error("Could not start rank " + std::to_string(rank) + " (fork: " + std::strerror(errno) +
                                "); lower --ranks or raise the process limit.");
     }
     if (pid == 0) {
-      ::prctl(PR_SET_PDEATHSIG, kRankZeroDeathSignal);
-      if (::getppid() != launcher) ::_exit(1);  // rank 0 died before the line above
+      if (!sys::die_with_parent(kRankZeroDeathSignal, launcher)) ::_exit(1);  // rank 0 died already
       ::execve("/proc/self/exe", argv.data(), envp.data());
       static const char message[] = "dlreset: a rank could not run /proc/self/exe.\n";
       [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, message, sizeof message - 1);

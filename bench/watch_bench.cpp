@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/sys/clock.h"
 #include "bench/benches.h"
 #include "watch/hook_channel.h"
-#include "watch/proc_stat.h"
 
 extern char** environ;
 
@@ -158,7 +158,7 @@ struct Hook {
   }
   void drain() {
     std::vector<watch::HookEvent> received;
-    channel->drain(received, watch::monotonic_s());
+    channel->drain(received, sys::monotonic_s());
     events += static_cast<int>(received.size());
   }
 };

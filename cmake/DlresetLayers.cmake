@@ -1,5 +1,6 @@
 # The layers as a build fact: harness/ holds what the variants share, so none of its targets may
-# link a variant or the command above it. Checking the direct links of every target under a
+# link a variant or the command above it; harness/sys, the operating system, links nothing of
+# dlreset's. Checking the direct links of every target under a
 # directory is enough: a transitive link would need a direct one from some target checked here.
 
 # Every build-system target defined in `dir` and its subdirectories.
@@ -23,8 +24,8 @@ function(dlreset_check_layers dir)
       if(link IN_LIST ARGN)
         file(RELATIVE_PATH where ${PROJECT_SOURCE_DIR} ${dir})
         message(FATAL_ERROR "${target} (under ${where}/) links ${link}, a layer above it. "
-                            "${where}/ holds what the variants share; move the code that needs "
-                            "${link} up to app/ instead.")
+                            "Move the code that needs ${link} up, out of ${where}/ (docs/design.md "
+                            "section 4 lists the layers).")
       endif()
     endforeach()
   endforeach()

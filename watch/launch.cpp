@@ -1,7 +1,6 @@
 #include "watch/launch.h"
 
 #include <fcntl.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,9 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "harness/sys/child_process.h"
 #include "watch/watcher.h"
-
-extern char** environ;
 
 namespace dlreset::watch {
 
@@ -99,25 +97,14 @@ void Passthrough::write_through(const char* data, std::size_t size) {
 pid_t launch(const std::vector<std::string>& command, const sigset_t& program_mask, bool set_unbuffered,
              const std::vector<std::string>& extra_environment, int out_fd, int err_fd) {
   // Between fork and exec only async-signal-safe calls: argv and the environment are built here.
-  std::vector<const char*> argv;
-  for (const std::string& arg : command) argv.push_back(arg.c_str());
-  argv.push_back(nullptr);
-  std::vector<const char*> envp;
-  const auto replaced = [&](const char* entry) {
-    for (const std::string& extra : extra_environment) {
-      const std::size_t name = extra.find('=') + 1;
-      if (std::strncmp(entry, extra.c_str(), name) == 0) return true;
-    }
-    return false;
-  };
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    if (!replaced(*entry)) envp.push_back(*entry);
-  }
-  for (const std::string& extra : extra_environment) envp.push_back(extra.c_str());
+  std::vector<std::string> arguments = command;
+  std::vector<std::string> overrides = extra_environment;
   // With the output read for epoch lines, Python would buffer it in blocks, not lines, and
   // every epoch line would arrive late.
-  if (set_unbuffered && std::getenv("PYTHONUNBUFFERED") == nullptr) envp.push_back("PYTHONUNBUFFERED=1");
-  envp.push_back(nullptr);
+  if (set_unbuffered && std::getenv("PYTHONUNBUFFERED") == nullptr) overrides.emplace_back("PYTHONUNBUFFERED=1");
+  std::vector<std::string> environment = sys::environment_with(overrides);
+  const std::vector<char*> argv = sys::exec_pointers(arguments);
+  const std::vector<char*> envp = sys::exec_pointers(environment);
 
   int status_pipe[2];
   if (::pipe2(status_pipe, O_CLOEXEC) != 0) {
@@ -134,13 +121,12 @@ pid_t launch(const std::vector<std::string>& command, const sigset_t& program_ma
   }
   if (pid == 0) {
     // The program must not outlive the watcher that reports on it.
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != watcher) ::_exit(128 + SIGTERM);
+    if (!sys::die_with_parent(SIGTERM, watcher)) ::_exit(128 + SIGTERM);
     if (out_fd >= 0) ::dup2(out_fd, STDOUT_FILENO);
     if (err_fd >= 0) ::dup2(err_fd, STDERR_FILENO);
     ::signal(SIGPIPE, SIG_DFL);
     ::sigprocmask(SIG_SETMASK, &program_mask, nullptr);
-    ::execvpe(argv[0], const_cast<char* const*>(argv.data()), const_cast<char* const*>(envp.data()));
+    ::execvpe(argv[0], argv.data(), envp.data());
     const int error = errno;
     [[maybe_unused]] const ssize_t written = ::write(status_pipe[1], &error, sizeof error);
     ::_exit(error == ENOENT ? 127 : 126);

@@ -1,5 +1,5 @@
-// What the watcher needs to run the program it watches: an owner for a descriptor, the program's
-// output on its way through the watcher (read for epoch lines), and the launch itself.
+// What the watcher needs to run the program it watches: the program's output on its way through
+// the watcher (read for epoch lines), and the launch itself.
 #pragma once
 
 #include <signal.h>
@@ -11,24 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/sys/unique_fd.h"
+
 namespace dlreset::watch {
-
-/// Closes a descriptor when it goes out of scope.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_;
-};
 
 /// The program's stdout or stderr on its way through the watcher: passed on unchanged, and read
 /// line by line for the epoch pattern. A line ends at '\n' or at '\r': a progress bar (tqdm's,
@@ -53,7 +38,7 @@ class Passthrough {
   int count_line(const std::regex& pattern, bool redraw);
   void write_through(const char* data, std::size_t size);
 
-  Fd read_fd_;
+  sys::UniqueFd read_fd_;
   int write_to_;
   std::string partial_;
   bool after_carriage_return_ = false;  ///< The last line ended with '\r': the next is a redraw too.

@@ -13,7 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "watch/proc_stat.h"
+#include "harness/sys/clock.h"
 
 namespace dlreset::watch {
 
@@ -65,13 +65,13 @@ std::unique_ptr<ProcConnector> ProcConnector::open(std::string& why_not) {
   if (probe == 0) ::_exit(0);
   ::waitpid(probe, nullptr, 0);
   std::vector<ProcessEvent> events;
-  const double deadline = monotonic_s() + kProbeTimeoutMs / 1000.0;
+  const double deadline = sys::monotonic_s() + kProbeTimeoutMs / 1000.0;
   for (;;) {
     connector->drain(events);
     for (const ProcessEvent& event : events) {
       if (event.kind == ProcessEvent::Kind::fork && event.pid == probe) return connector;
     }
-    const double left_ms = (deadline - monotonic_s()) * 1000.0;
+    const double left_ms = (deadline - sys::monotonic_s()) * 1000.0;
     if (left_ms <= 0) break;
     pollfd ready{fd, POLLIN, 0};
     ::poll(&ready, 1, static_cast<int>(left_ms) + 1);

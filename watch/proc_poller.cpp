@@ -5,7 +5,8 @@
 
 #include <optional>
 
-#include "watch/proc_stat.h"
+#include "harness/sys/clock.h"
+#include "harness/sys/proc_stat.h"
 
 namespace dlreset::watch {
 
@@ -18,8 +19,8 @@ constexpr pid_t kMaxPidsPerLook = 32;
 }  // namespace
 
 ProcPoller::ProcPoller() : loadavg_fd_(::open("/proc/loadavg", O_RDONLY | O_CLOEXEC)) {
-  if (const std::optional<pid_t> last = read_last_created_pid(loadavg_fd_)) last_pid_ = *last;
-  last_look_s_ = monotonic_s();
+  if (const std::optional<pid_t> last = sys::read_last_created_pid(loadavg_fd_)) last_pid_ = *last;
+  last_look_s_ = sys::monotonic_s();
 }
 
 ProcPoller::~ProcPoller() {
@@ -29,7 +30,7 @@ ProcPoller::~ProcPoller() {
 int ProcPoller::look(ProcessTree& tree, double now_s) {
   const double previous_look_s = last_look_s_;
   last_look_s_ = now_s;
-  const std::optional<pid_t> newest = read_last_created_pid(loadavg_fd_);
+  const std::optional<pid_t> newest = sys::read_last_created_pid(loadavg_fd_);
   if (!newest) {
     tree.rescan(now_s, false);
     return -1;
@@ -44,12 +45,12 @@ int ProcPoller::look(ProcessTree& tree, double now_s) {
   int read = 0;
   // Ascending, so a parent created in this interval is in the tree before its children.
   for (pid_t pid = first; pid <= *newest; ++pid) {
-    const std::optional<ProcStat> stat = read_proc_stat_of(pid);
+    const std::optional<sys::ProcStat> stat = sys::read_proc_stat_of(pid);
     ++read;
     if (!stat || stat->state == 'Z' || !tree.is_live_member(stat->parent)) continue;
     // The id may be a thread's: a thread names its process's parent as its own, and that
     // parent may be a member. Only a thread-group leader is a process.
-    const std::optional<pid_t> group = read_thread_group(pid);
+    const std::optional<pid_t> group = sys::read_thread_group(pid);
     if (!group || *group != pid) continue;
     tree.on_discovered(pid, *stat, previous_look_s);
   }

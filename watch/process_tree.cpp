@@ -1,23 +1,15 @@
 #include "watch/process_tree.h"
 
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 
+#include "harness/sys/pidfd.h"
+#include "harness/sys/proc_stat.h"
 #include "watch/hook_channel.h"
 
 namespace dlreset::watch {
-
-int open_pidfd(pid_t pid) {
-#ifdef SYS_pidfd_open
-  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-#else
-  (void)pid;
-  return -1;
-#endif
-}
 
 namespace {
 
@@ -26,8 +18,8 @@ void note_python(ProcessRecord& record) {
   const std::string first_word = record.cmdline.substr(0, record.cmdline.find(' '));
   if (!is_python_program(record.comm) && !is_python_program(first_word)) return;
   PythonStart start;
-  if (const std::optional<std::string> raw = read_file_of(record.pid, "cmdline")) start.argv = split_cmdline(*raw);
-  if (const std::optional<std::vector<std::string>> environ = read_environ(record.pid)) {
+  if (const std::optional<std::string> raw = sys::read_file_of(record.pid, "cmdline")) start.argv = sys::split_cmdline(*raw);
+  if (const std::optional<std::vector<std::string>> environ = sys::read_environ(record.pid)) {
     start.environ_read = true;
     for (const std::string& entry : *environ) {
       if (entry.compare(0, 11, "PYTHONPATH=") == 0) start.pythonpath = entry.substr(11);
@@ -60,8 +52,8 @@ ProcessRecord& ProcessTree::add(pid_t pid, pid_t parent, double start_s) {
   records_.push_back(record);
   index_[pid] = records_.size() - 1;
   Member member;
-  member.stat_fd = open_proc_stat(pid);
-  if (use_exit_fds_) member.pid_fd = open_pidfd(pid);
+  member.stat_fd = sys::open_proc_stat(pid);
+  if (use_exit_fds_) member.pid_fd = sys::open_pidfd(pid);
   live_[pid] = member;
   return records_.back();
 }
@@ -76,12 +68,12 @@ void ProcessTree::close_member(pid_t pid) {
 
 void ProcessTree::add_root(pid_t pid, double now_s, bool launched) {
   root_ = pid;
-  const std::optional<ProcStat> stat = read_proc_stat_of(pid);
+  const std::optional<sys::ProcStat> stat = sys::read_proc_stat_of(pid);
   ProcessRecord& record = add(pid, stat ? stat->parent : 0, launched || !stat ? now_s : stat->start_s);
   record.role = ProcessRole::root;
   record.exec_seen = launched;
   record.existed_at_attach = !launched;
-  record.cmdline = read_cmdline(pid);
+  record.cmdline = sys::read_cmdline(pid);
   if (stat) {
     record.comm = stat->comm;
     record.cpu_s = stat->cpu_s;
@@ -105,15 +97,15 @@ void ProcessTree::on_exec(pid_t pid, double time_s) {
   ++changes_;
   record.exec_seen = true;
   record.exec_s = time_s;
-  if (std::string cmdline = read_cmdline(pid); !cmdline.empty()) record.cmdline = cmdline;
-  if (const std::optional<ProcStat> stat = read_proc_stat(live_.at(pid).stat_fd)) record.comm = stat->comm;
+  if (std::string cmdline = sys::read_cmdline(pid); !cmdline.empty()) record.cmdline = cmdline;
+  if (const std::optional<sys::ProcStat> stat = sys::read_proc_stat(live_.at(pid).stat_fd)) record.comm = stat->comm;
   note_python(record);
 }
 
 void ProcessTree::on_exit(pid_t pid, double time_s, std::optional<int> wait_status) {
   if (!is_live_member(pid)) return;
   ProcessRecord& record = records_[index_.at(pid)];
-  if (const std::optional<ProcStat> stat = read_proc_stat(live_.at(pid).stat_fd)) {
+  if (const std::optional<sys::ProcStat> stat = sys::read_proc_stat(live_.at(pid).stat_fd)) {
     record.cpu_s = std::max(record.cpu_s, stat->cpu_s);
   }
   record.end_s = time_s;
@@ -122,14 +114,14 @@ void ProcessTree::on_exit(pid_t pid, double time_s, std::optional<int> wait_stat
   ++changes_;
 }
 
-void ProcessTree::on_discovered(pid_t pid, const ProcStat& stat, double not_before_s) {
+void ProcessTree::on_discovered(pid_t pid, const sys::ProcStat& stat, double not_before_s) {
   if (!is_live_member(stat.parent) || is_live_member(pid)) return;
   const ProcessRecord& parent = records_[index_.at(stat.parent)];
   const std::string parent_cmdline = parent.cmdline;
   ProcessRecord& record = add(pid, stat.parent, std::max(stat.start_s, not_before_s));
   record.comm = stat.comm;
   record.cpu_s = stat.cpu_s;
-  record.cmdline = read_cmdline(pid);
+  record.cmdline = sys::read_cmdline(pid);
   // No exec event in this mode; the kernel's flag tells.
   record.exec_seen = !stat.forked_without_exec;
   if (record.cmdline.empty()) record.cmdline = parent_cmdline;
@@ -140,7 +132,7 @@ void ProcessTree::sample(double now_s) {
   std::vector<pid_t> gone;
   for (auto& [pid, member] : live_) {
     ProcessRecord& record = records_[index_.at(pid)];
-    const std::optional<ProcStat> stat = read_proc_stat(member.stat_fd);
+    const std::optional<sys::ProcStat> stat = sys::read_proc_stat(member.stat_fd);
     if (!stat || stat->state == 'Z') {
       // Without a pidfd (it exited before one could be opened, or the kernel has none), a
       // sample is where its end is found.
@@ -154,7 +146,7 @@ void ProcessTree::sample(double now_s) {
     ++changes_;
     record.exec_seen = true;
     record.exec_s = now_s;
-    if (std::string cmdline = read_cmdline(pid); !cmdline.empty()) record.cmdline = cmdline;
+    if (std::string cmdline = sys::read_cmdline(pid); !cmdline.empty()) record.cmdline = cmdline;
     record.comm = stat->comm;
     note_python(record);
   }
@@ -162,9 +154,9 @@ void ProcessTree::sample(double now_s) {
 }
 
 void ProcessTree::rescan(double now_s, bool at_attach) {
-  std::map<pid_t, ProcStat> all;
-  for (const pid_t pid : list_process_ids()) {
-    if (std::optional<ProcStat> stat = read_proc_stat_of(pid)) all[pid] = *stat;
+  std::map<pid_t, sys::ProcStat> all;
+  for (const pid_t pid : sys::list_process_ids()) {
+    if (std::optional<sys::ProcStat> stat = sys::read_proc_stat_of(pid)) all[pid] = *stat;
   }
   // Members that are gone ended at some time before now; now is the best that can be said.
   std::vector<pid_t> gone;

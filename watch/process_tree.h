@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/sys/proc_stat.h"
 #include "watch/process_record.h"
-#include "watch/proc_stat.h"
 
 namespace dlreset::watch {
 
@@ -42,7 +42,7 @@ class ProcessTree {
   /// A process found in /proc whose parent is a live member (poll mode). `not_before_s` is a
   /// time it cannot have started before (the previous look), which sharpens the start that
   /// /proc gives in clock ticks.
-  void on_discovered(pid_t pid, const ProcStat& stat, double not_before_s);
+  void on_discovered(pid_t pid, const sys::ProcStat& stat, double not_before_s);
 
   /// Reads every live member's CPU time and notices the forks that ran exec since the last look
   /// (then reads their command line).
@@ -77,8 +77,5 @@ class ProcessTree {
   std::map<pid_t, Member> live_;
   std::uint64_t changes_ = 0;
 };
-
-/// pidfd_open(2); -1 where the kernel lacks it or the process is gone.
-int open_pidfd(pid_t pid);
 
 }  // namespace dlreset::watch

@@ -1,15 +1,16 @@
 #include "bench/support/memory_sampler.h"
 
-#include <dirent.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstddef>
 #include <fstream>
 #include <map>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "harness/sys/proc_stat.h"
 
 namespace dlreset::bench {
 
@@ -33,22 +34,9 @@ long pss_kib(long pid) {
 /// This process and its descendants, found through every process's parent pid.
 std::vector<long> family() {
   std::map<long, long> parent_of;
-  DIR* proc = ::opendir("/proc");
-  while (const dirent* entry = ::readdir(proc)) {
-    const std::string name = entry->d_name;
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat("/proc/" + name + "/stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    char state = 0;
-    long ppid = 0;
-    rest >> state >> ppid;
-    parent_of[std::stol(name)] = ppid;
+  for (const pid_t pid : sys::list_process_ids()) {
+    if (const std::optional<sys::ProcStat> stat = sys::read_proc_stat_of(pid)) parent_of[pid] = stat->parent;
   }
-  ::closedir(proc);
   std::vector<long> members = {static_cast<long>(::getpid())};
   for (std::size_t i = 0; i < members.size(); ++i) {
     for (const auto& [pid, ppid] : parent_of) {

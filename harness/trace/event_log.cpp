@@ -2,9 +2,10 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <iostream>
 #include <utility>
+
+#include "harness/sys/clock.h"
 
 namespace dlreset::trace {
 
@@ -31,11 +32,7 @@ Event worker_event(EventKind kind, std::string loader, int worker_id, std::int64
   return event;
 }
 
-double monotonic_now_s() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
+double monotonic_now_s() { return sys::monotonic_s(); }
 
 namespace {
 TraceOptions trace_options_from_environment() {

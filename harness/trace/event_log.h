@@ -93,7 +93,8 @@ class EventLog {
   double origin_s_;
 };
 
-/// Seconds on CLOCK_MONOTONIC, which every process on the machine shares.
+/// Seconds on CLOCK_MONOTONIC, which every process on the machine shares: the clock of every
+/// event, and of the watcher's records.
 double monotonic_now_s();
 
 }  // namespace dlreset::trace

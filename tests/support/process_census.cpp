@@ -5,12 +5,15 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <fstream>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <thread>
+
+#include "harness/sys/proc_stat.h"
 
 namespace dlreset::testing {
 
@@ -30,24 +33,10 @@ int count_entries(const char* dir_path) {
 /// Calls `visit(pid, state)` for every process whose parent is `parent`.
 template <typename Visit>
 void for_each_child(std::int64_t parent, Visit visit) {
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return;
-  while (const dirent* entry = ::readdir(proc)) {
-    const std::string name = entry->d_name;
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat("/proc/" + name + "/stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    // pid (comm) state ppid ...; comm may hold spaces, so parse after the last ')'.
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    char state = 0;
-    long ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == parent) visit(std::stoll(name), state);
+  for (const pid_t pid : sys::list_process_ids()) {
+    const std::optional<sys::ProcStat> stat = sys::read_proc_stat_of(pid);
+    if (stat && stat->parent == parent) visit(static_cast<std::int64_t>(pid), stat->state);
   }
-  ::closedir(proc);
 }
 
 }  // namespace
@@ -88,42 +77,35 @@ bool process_exists(std::int64_t pid) {
 }
 
 namespace {
+
 /// True while the process exists and is not a zombie.
 bool process_running(std::int64_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return false;
-  const auto close = line.rfind(')');
-  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+  const std::optional<sys::ProcStat> stat = sys::read_proc_stat_of(static_cast<pid_t>(pid));
+  return stat && stat->state != 'Z';
 }
+
+/// The pids for which `still` holds after `timeout_s`, asked every `period`; fewer once it
+/// fails for them.
+template <typename Still>
+std::vector<std::int64_t> wait_while(const std::vector<std::int64_t>& pids, double timeout_s,
+                                     std::chrono::milliseconds period, Still still) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  std::vector<std::int64_t> left = pids;
+  while (true) {
+    left.erase(std::remove_if(left.begin(), left.end(), [&](std::int64_t pid) { return !still(pid); }), left.end());
+    if (left.empty() || std::chrono::steady_clock::now() >= deadline) return left;
+    std::this_thread::sleep_for(period);
+  }
+}
+
 }  // namespace
 
 std::vector<std::int64_t> wait_until_dead(const std::vector<std::int64_t>& pids, double timeout_s) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  std::vector<std::int64_t> left = pids;
-  while (true) {
-    std::vector<std::int64_t> still;
-    for (const std::int64_t pid : left) {
-      if (process_running(pid)) still.push_back(pid);
-    }
-    left = still;
-    if (left.empty() || std::chrono::steady_clock::now() >= deadline) return left;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  return wait_while(pids, timeout_s, std::chrono::milliseconds(5), process_running);
 }
 
 std::vector<std::int64_t> wait_until_gone(const std::vector<std::int64_t>& pids, double timeout_s) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  std::vector<std::int64_t> left = pids;
-  while (true) {
-    std::vector<std::int64_t> still;
-    for (const std::int64_t pid : left) {
-      if (process_exists(pid)) still.push_back(pid);
-    }
-    left = still;
-    if (left.empty() || std::chrono::steady_clock::now() >= deadline) return left;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  return wait_while(pids, timeout_s, std::chrono::milliseconds(10), process_exists);
 }
 
 ProcessCensus wait_for_census(const ProcessCensus& baseline, double timeout_s) {

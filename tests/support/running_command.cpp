@@ -10,9 +10,8 @@
 #include <sstream>
 #include <thread>
 
+#include "harness/sys/child_process.h"
 #include "tests/support/process_census.h"
-
-extern char** environ;
 
 namespace dlreset::testing {
 
@@ -25,13 +24,6 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-std::vector<char*> pointers(std::vector<std::string>& strings) {
-  std::vector<char*> result;
-  for (std::string& text : strings) result.push_back(text.data());
-  result.push_back(nullptr);
-  return result;
-}
-
 }  // namespace
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -40,11 +32,9 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 RunningCommand::RunningCommand(const std::vector<std::string>& args, const std::vector<std::string>& environment) {
   std::vector<std::string> arguments = args;
-  std::vector<std::string> variables;
-  for (char** entry = environ; *entry != nullptr; ++entry) variables.emplace_back(*entry);
-  variables.insert(variables.end(), environment.begin(), environment.end());
-  std::vector<char*> argv = pointers(arguments);
-  std::vector<char*> envp = pointers(variables);
+  std::vector<std::string> variables = sys::environment_with(environment);
+  const std::vector<char*> argv = sys::exec_pointers(arguments);
+  const std::vector<char*> envp = sys::exec_pointers(variables);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path().c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "watch/generations.h"
-#include "watch/proc_stat.h"
 #include "watch/watch_report.h"
 #include "watch/worker_classifier.h"
 
@@ -187,30 +186,6 @@ TEST(WatchReport, TheVerdictSaysHowOftenWorkersWereReplaced) {
   EXPECT_EQ(events["epochs"].size(), 3u);
   EXPECT_THAT(summary_text(report), HasSubstr("epoch 2 from 5.00 s: 1 respawn (2 workers replaced)"));
 }
-
-TEST(ProcStat, ANameWithSpacesAndParenthesesIsReadFromItsLastParenthesis) {
-  const std::string text =
-      "4242 (a (b) c) S 17 4242 4242 0 -1 4194560 100 0 0 0 150 50 0 0 20 0 1 0 1000 1000 100 "
-      "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n";
-  const std::optional<ProcStat> stat = parse_proc_stat(text);
-  ASSERT_TRUE(stat.has_value());
-  EXPECT_EQ(stat->pid, 4242);
-  EXPECT_EQ(stat->comm, "a (b) c");
-  EXPECT_EQ(stat->parent, 17);
-  EXPECT_EQ(stat->state, 'S');
-  EXPECT_FALSE(stat->forked_without_exec);  // flags 0x400100: PF_FORKNOEXEC (0x40) is clear
-  EXPECT_NEAR(stat->cpu_s, 200.0 / static_cast<double>(::sysconf(_SC_CLK_TCK)), 1e-9);
-}
-
-TEST(ProcStat, AForkThatRanNoExecCarriesTheKernelsFlag) {
-  // flags 4194368 = 0x400140: PF_FORKNOEXEC set, as in a DataLoader fork worker.
-  const std::optional<ProcStat> stat = parse_proc_stat(
-      "77 (python3) R 76 76 76 0 -1 4194368 1 0 0 0 0 0 0 0 20 0 1 0 5 1 1 1 1 1 0 0 0 0 0 0 0 0 0 0 17 0\n");
-  ASSERT_TRUE(stat.has_value());
-  EXPECT_TRUE(stat->forked_without_exec);
-}
-
-TEST(ProcStat, ATruncatedTextIsNotAStat) { EXPECT_FALSE(parse_proc_stat("4242 (x) S 1 2").has_value()); }
 
 }  // namespace
 }  // namespace dlreset::watch

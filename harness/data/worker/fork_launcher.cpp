@@ -1,5 +1,4 @@
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,6 +13,7 @@
 #include "harness/data/worker/parent_only_fds.h"
 #include "harness/data/worker/process_endpoint.h"
 #include "harness/data/worker/process_launch.h"
+#include "harness/sys/child_process.h"
 
 namespace dlreset::data {
 
@@ -31,8 +31,8 @@ struct ParentOnly {
   // Die with the parent, even if it is killed with SIGKILL (where the death signal can be tied
   // to the whole parent: see forking_from_main_thread); and if it already died between fork and
   // here, leave at once.
-  if (die_with_parent_thread) ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) ::_exit(1);
+  const bool parent_alive = die_with_parent_thread ? sys::die_with_parent(SIGKILL, parent) : ::getppid() == parent;
+  if (!parent_alive) ::_exit(1);
   prepare_worker_process_signals();
   // Keep every descriptor the worker inherited, as PyTorch's fork workers do (a dataset's file,
   // database handle or log), but the main process's ends of the workers' channels, and any

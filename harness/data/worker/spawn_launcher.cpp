@@ -1,5 +1,4 @@
 #include <fcntl.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,8 +12,7 @@
 #include "harness/data/dataset.h"
 #include "harness/data/errors.h"
 #include "harness/data/worker/process_launch.h"
-
-extern char** environ;
+#include "harness/sys/child_process.h"
 
 namespace dlreset::data {
 
@@ -57,17 +55,11 @@ pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChanne
   // calls, so argv and the environment are built here, before the fork.
   const std::string program = program_invocation_name;
   const std::string role = launch.config.loader + ":" + std::to_string(launch.config.worker_id);
-  std::vector<const char*> argv = {program.c_str(), "--dlreset-worker", role.c_str(), nullptr};
-  const std::string marker = std::string(spawn_worker_fd_variable()) + "=" +
-                             std::to_string(kChannelFd);
-  std::vector<const char*> envp;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    if (std::strncmp(*entry, spawn_worker_fd_variable(), std::strlen(spawn_worker_fd_variable())) != 0) {
-      envp.push_back(*entry);
-    }
-  }
-  envp.push_back(marker.c_str());
-  envp.push_back(nullptr);
+  std::vector<std::string> arguments = {program, "--dlreset-worker", role};
+  std::vector<std::string> environment =
+      sys::environment_with({std::string(spawn_worker_fd_variable()) + "=" + std::to_string(kChannelFd)});
+  const std::vector<char*> argv = sys::exec_pointers(arguments);
+  const std::vector<char*> envp = sys::exec_pointers(environment);
 
   const pid_t parent = ::getpid();
   const bool from_main_thread = forking_from_main_thread();
@@ -81,8 +73,9 @@ pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChanne
                           launch.config.loader + "': fork failed: " + std::strerror(errno) + ".");
   }
   if (pid == 0) {
-    if (from_main_thread) ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // survives execve
-    if (::getppid() != parent) ::_exit(1);
+    // The death signal survives execve.
+    const bool parent_alive = from_main_thread ? sys::die_with_parent(SIGKILL, parent) : ::getppid() == parent;
+    if (!parent_alive) ::_exit(1);
     // Copies above all targets first, so that no dup2 below can overwrite another descriptor;
     // they are close-on-exec, and the dup2 copies are not, so only 3 to 6 stay.
     const int channel = ::fcntl(child_fd, F_DUPFD_CLOEXEC, 10);
@@ -99,8 +92,7 @@ pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChanne
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execve("/proc/self/exe", const_cast<char* const*>(argv.data()),
-             const_cast<char* const*>(envp.data()));
+    ::execve("/proc/self/exe", argv.data(), envp.data());
     const char failure[] = "dlreset: could not start a spawned DataLoader worker: execve failed\n";
     [[maybe_unused]] const ssize_t written = ::write(2, failure, sizeof failure - 1);
     ::_exit(127);

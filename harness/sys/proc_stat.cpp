@@ -1,4 +1,4 @@
-#include "watch/proc_stat.h"
+#include "harness/sys/proc_stat.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -11,7 +11,9 @@
 #include <ctime>
 #include <sstream>
 
-namespace dlreset::watch {
+#include "harness/sys/clock.h"
+
+namespace dlreset::sys {
 
 namespace {
 
@@ -44,16 +46,10 @@ std::optional<std::string> read_file(const std::string& path) {
   return text;
 }
 
-double clock_s(clockid_t clock) {
-  timespec now{};
-  ::clock_gettime(clock, &now);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
-}
-
-/// /proc gives start times in clock ticks since boot, on CLOCK_BOOTTIME; the watcher keeps
+/// /proc gives start times in clock ticks since boot, on CLOCK_BOOTTIME; dlreset keeps
 /// CLOCK_MONOTONIC, which stops while the machine sleeps. Their difference is read each time, so
 /// a suspend during a watch does not skew later starts.
-double boot_to_monotonic_s() { return clock_s(CLOCK_MONOTONIC) - clock_s(CLOCK_BOOTTIME); }
+double boot_to_monotonic_s() { return monotonic_s() - seconds_on(CLOCK_BOOTTIME); }
 
 double ticks_per_s() {
   static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
@@ -69,8 +65,8 @@ std::optional<ProcStat> parse_proc_stat(const std::string& text) {
   ProcStat stat;
   stat.pid = static_cast<pid_t>(std::atol(text.c_str()));
   stat.comm = text.substr(open + 1, close - open - 1);
-  // After the name: field 3 (state) onwards, space-separated; utime and stime are fields 14 and
-  // 15, starttime field 22 (proc(5)).
+  // After the name: field 3 (state) onwards, space-separated; flags is field 9, minflt 10,
+  // utime and stime 14 and 15, starttime 22 (proc(5)).
   std::istringstream rest(text.substr(close + 1));
   std::vector<std::string> fields;
   for (std::string field; rest >> field && fields.size() < 20;) fields.push_back(field);
@@ -79,6 +75,7 @@ std::optional<ProcStat> parse_proc_stat(const std::string& text) {
   stat.parent = static_cast<pid_t>(std::atol(fields[1].c_str()));
   constexpr unsigned long kForkNoExec = 0x00000040;  // PF_FORKNOEXEC, include/linux/sched.h
   stat.forked_without_exec = (std::strtoul(fields[6].c_str(), nullptr, 10) & kForkNoExec) != 0;
+  stat.minor_faults = std::strtol(fields[7].c_str(), nullptr, 10);
   const double utime = std::strtod(fields[11].c_str(), nullptr);
   const double stime = std::strtod(fields[12].c_str(), nullptr);
   stat.cpu_s = (utime + stime) / ticks_per_s();
@@ -165,6 +162,4 @@ std::vector<pid_t> list_process_ids() {
   return pids;
 }
 
-double monotonic_s() { return clock_s(CLOCK_MONOTONIC); }
-
-}  // namespace dlreset::watch
+}  // namespace dlreset::sys

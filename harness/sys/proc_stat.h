@@ -1,5 +1,6 @@
-// Reading one process's /proc entries: the few fields of /proc/PID/stat and /proc/PID/status the
-// watcher needs, and its command line.
+// Reading a process's /proc entries: the fields of /proc/PID/stat that the watcher, the tests'
+// process census and the benchmarks' memory sampler use, its command line and environment, and
+// the list of processes.
 #pragma once
 
 #include <sys/types.h>
@@ -8,9 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace dlreset::watch {
+namespace dlreset::sys {
 
-/// The fields of /proc/PID/stat the watcher uses.
+/// The fields of /proc/PID/stat that dlreset uses.
 struct ProcStat {
   pid_t pid = 0;
   pid_t parent = 0;
@@ -19,9 +20,10 @@ struct ProcStat {
   /// stat tells whether a fork became a program of its own.
   bool forked_without_exec = false;
   std::string comm;  ///< The name the kernel keeps (16 bytes at most); changes at exec.
+  long minor_faults = 0;  ///< Page faults served without I/O (minflt): first touches of memory, copies on write.
   double cpu_s = 0.0;  ///< utime + stime, in seconds (clock-tick resolution).
-  /// When the process started, in seconds on CLOCK_MONOTONIC (clock-tick resolution: the
-  /// kernel gives it in ticks since boot).
+  /// When the process started, in seconds on CLOCK_MONOTONIC (monotonic_s() of clock.h;
+  /// clock-tick resolution: the kernel gives it in ticks since boot).
   double start_s = 0.0;
 };
 
@@ -60,8 +62,4 @@ std::optional<pid_t> read_last_created_pid(int loadavg_fd);
 /// Every process id under /proc (thread-group leaders only).
 std::vector<pid_t> list_process_ids();
 
-/// CLOCK_MONOTONIC in seconds: the clock of every time the watcher records, and of the process
-/// events connector's timestamps.
-double monotonic_s();
-
-}  // namespace dlreset::watch
+}  // namespace dlreset::sys
