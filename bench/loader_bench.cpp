@@ -31,6 +31,7 @@
 #include "harness/data/idx_dataset.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/data/synthetic_dataset.h"
+#include "harness/sys/proc_stat.h"
 
 namespace dlreset::bench {
 
@@ -107,7 +108,7 @@ std::vector<std::int64_t> worker_process_pids(data::DataLoader& loader) {
 /// (worker/descriptor_ring.h); 0 for thread workers and without slots.
 std::int64_t doorbells(data::DataLoader& loader) {
   const auto* workers = dynamic_cast<const data::MultiProcessingDataLoaderIter*>(loader.iterator().get().get());
-  return workers ? workers->doorbells() : 0;
+  return workers ? workers->stats().transport.doorbells : 0;
 }
 
 double peak_rss_added_mib(data::DataLoader& loader, double base_kib) {
@@ -240,18 +241,10 @@ struct SchedulerCounts {
   }
 };
 
-/// The minor page faults of process `pid` so far: field 10 of /proc/PID/stat, the eighth after
-/// the command name's closing parenthesis; 0 when it cannot be read.
+/// The minor page faults of process `pid` so far; 0 when it cannot be read.
 double process_minor_faults(std::int64_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(stat, line);
-  const std::size_t name_end = line.rfind(')');
-  if (name_end == std::string::npos) return 0.0;
-  std::istringstream fields(line.substr(name_end + 1));
-  std::string field;
-  for (int i = 0; i < 8; ++i) fields >> field;
-  return fields ? std::stod(field) : 0.0;
+  const std::optional<sys::ProcStat> stat = sys::read_proc_stat_of(static_cast<pid_t>(pid));
+  return stat ? static_cast<double>(stat->minor_faults) : 0.0;
 }
 
 SchedulerCounts scheduler_counts(data::DataLoader& loader) {

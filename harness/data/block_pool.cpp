@@ -1,4 +1,4 @@
-#include "harness/data/feature_buffer_pool.h"
+#include "harness/data/block_pool.h"
 
 #include <cstdint>
 #include <new>
@@ -6,29 +6,29 @@
 namespace dlreset::data {
 
 /// What lies before each block: the loan, once the block is lent, and the pool it keeps alive.
-struct FeatureBufferPool::Header {
+struct BlockPool::Header {
   BlockLoan loan;
   bool lent = false;
-  std::shared_ptr<FeatureBufferPool> keep;  ///< Set while lent.
+  std::shared_ptr<BlockPool> keep;  ///< Set while lent.
 };
-FeatureBufferPool::Header& FeatureBufferPool::header_of(void* block) noexcept {
+BlockPool::Header& BlockPool::header_of(void* block) noexcept {
   static_assert(sizeof(Header) <= kHeaderBytes, "a block's header must fit before it");
   return *reinterpret_cast<Header*>(static_cast<std::uint8_t*>(block) - kHeaderBytes);
 }
 
-void FeatureBufferPool::free_block(void* block, std::size_t bytes) noexcept {
+void BlockPool::free_block(void* block, std::size_t bytes) noexcept {
   Header& header = header_of(block);
   header.~Header();
   ::operator delete(&header, bytes + kHeaderBytes);
 }
 
-FeatureBufferPool::FeatureBufferPool(FeatureBufferPoolLimits limits) : limits_(limits) { kept_.reserve(limits_.blocks); }
+BlockPool::BlockPool(BlockPoolLimits limits) : limits_(limits) { kept_.reserve(limits_.blocks); }
 
-FeatureBufferPool::~FeatureBufferPool() {
+BlockPool::~BlockPool() {
   for (const auto& [bytes, block] : kept_) free_block(block, bytes);
 }
 
-void* FeatureBufferPool::allocate(std::size_t bytes) {
+void* BlockPool::allocate(std::size_t bytes) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto it = kept_.begin(); it != kept_.end(); ++it) {
@@ -47,7 +47,7 @@ void* FeatureBufferPool::allocate(std::size_t bytes) {
   return static_cast<std::uint8_t*>(memory) + kHeaderBytes;
 }
 
-void FeatureBufferPool::deallocate(void* block, std::size_t bytes) noexcept {
+void BlockPool::deallocate(void* block, std::size_t bytes) noexcept {
   if (header_of(block).lent) return;  // the tensor it was lent to gives it back
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -60,8 +60,8 @@ void FeatureBufferPool::deallocate(void* block, std::size_t bytes) noexcept {
   free_block(block, bytes);
 }
 
-BlockLoan* FeatureBufferPool::lend(void* block, std::size_t bytes) noexcept {
-  std::shared_ptr<FeatureBufferPool> self = weak_from_this().lock();
+BlockLoan* BlockPool::lend(void* block, std::size_t bytes) noexcept {
+  std::shared_ptr<BlockPool> self = weak_from_this().lock();
   Header& header = header_of(block);
   if (!self || header.lent) return nullptr;
   header.loan = BlockLoan{this, block, bytes};
@@ -70,30 +70,30 @@ BlockLoan* FeatureBufferPool::lend(void* block, std::size_t bytes) noexcept {
   return &header.loan;
 }
 
-void FeatureBufferPool::give_back(BlockLoan& loan) noexcept {
+void BlockPool::give_back(BlockLoan& loan) noexcept {
   Header& header = header_of(loan.block);
   // Taken out first: dropping the last owner destroys this pool, after the block is back.
-  const std::shared_ptr<FeatureBufferPool> keep = std::move(header.keep);
+  const std::shared_ptr<BlockPool> keep = std::move(header.keep);
   header.lent = false;
   deallocate(loan.block, loan.bytes);
 }
 
-std::int64_t FeatureBufferPool::fresh_allocations() const {
+std::int64_t BlockPool::fresh_allocations() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return fresh_allocations_;
 }
 
-std::int64_t FeatureBufferPool::reuses() const {
+std::int64_t BlockPool::reuses() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return reuses_;
 }
 
-std::size_t FeatureBufferPool::kept() const {
+std::size_t BlockPool::kept() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return kept_.size();
 }
 
-std::size_t FeatureBufferPool::kept_bytes() const {
+std::size_t BlockPool::kept_bytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return kept_bytes_;
 }

@@ -1,4 +1,4 @@
-// Recycles the blocks that hold batch features in the main process (and labels and index lists).
+// Recycles the blocks that hold a batch's features, labels or index list in the main process.
 #pragma once
 
 #include <cstddef>
@@ -12,8 +12,8 @@
 
 namespace dlreset::data {
 
-/// How much a FeatureBufferPool keeps: blocks are freed once either limit would be passed.
-struct FeatureBufferPoolLimits {
+/// How much a BlockPool keeps: blocks are freed once either limit would be passed.
+struct BlockPoolLimits {
   /// A worker has `prefetch_factor` (2) batches in flight, and the consumer holds one or two more.
   std::size_t blocks = 8;
   /// 64 MiB: 8 batches of 64 images are 1.6 MB, but 8 of 8192 would be 205 MB a worker, kept
@@ -21,10 +21,9 @@ struct FeatureBufferPoolLimits {
   std::size_t bytes = std::size_t{64} << 20;
 };
 
-/// Keeps the blocks of batches that were freed, to hold the next batches of the same size.
-/// Named for the features, its first use; a pool holds one kind of block, and the labels and
-/// index lists of a thread worker's batches, and the index lists of a process worker's, have
-/// pools of their own.
+/// Keeps the blocks of batches that were freed, to hold the next batches of the same size. A
+/// pool holds one kind of block: a batch's features, its labels or its index list each come
+/// from a pool of their own.
 ///
 /// With process workers every batch arrives in a fresh 200 KB block (batch size 64) and leaves
 /// with the tensor that adopted it. glibc hands such blocks back to the kernel when they free
@@ -34,12 +33,12 @@ struct FeatureBufferPoolLimits {
 /// user drops it), hence the lock. A block lent to a tensor (lend) comes back when the tensor
 /// dies; its loan lies in a header before the block, so lending allocates nothing. A pool
 /// lends only while a shared_ptr owns it, which the loan then shares.
-class FeatureBufferPool : public BlockSource, public std::enable_shared_from_this<FeatureBufferPool> {
+class BlockPool : public BlockSource, public std::enable_shared_from_this<BlockPool> {
  public:
-  explicit FeatureBufferPool(FeatureBufferPoolLimits limits = {});
-  ~FeatureBufferPool() override;
-  FeatureBufferPool(const FeatureBufferPool&) = delete;
-  FeatureBufferPool& operator=(const FeatureBufferPool&) = delete;
+  explicit BlockPool(BlockPoolLimits limits = {});
+  ~BlockPool() override;
+  BlockPool(const BlockPool&) = delete;
+  BlockPool& operator=(const BlockPool&) = delete;
 
   /// A kept block of exactly `bytes`, or a new one.
   void* allocate(std::size_t bytes) override;
@@ -71,7 +70,7 @@ class FeatureBufferPool : public BlockSource, public std::enable_shared_from_thi
   /// (size in bytes, block); capacity reserved up front, so deallocate() never allocates.
   std::vector<std::pair<std::size_t, void*>> kept_;
   std::size_t kept_bytes_ = 0;
-  FeatureBufferPoolLimits limits_;
+  BlockPoolLimits limits_;
   std::int64_t fresh_allocations_ = 0;
   std::int64_t reuses_ = 0;
 };

@@ -69,6 +69,15 @@ MultiProcessingDataLoaderIter::MultiProcessingDataLoaderIter(std::shared_ptr<Loa
 
 MultiProcessingDataLoaderIter::~MultiProcessingDataLoaderIter() { shutdown_workers(); }
 
+IteratorStats MultiProcessingDataLoaderIter::stats() const {
+  IteratorStats stats;
+  stats.tasks_outstanding = tasks_outstanding_;
+  stats.index_batches_pending = send_idx_ - rcvd_idx_;
+  stats.results_held_for_their_turn = results_held_for_their_turn_;
+  if (pool_) stats.transport = pool_->stats();
+  return stats;
+}
+
 std::vector<std::int64_t> MultiProcessingDataLoaderIter::worker_pids() const {
   return pool_ ? pool_->pids() : std::vector<std::int64_t>{};
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/data/base_dataloader_iter.h"
+#include "harness/data/iterator_stats.h"
 #include "harness/data/pin_memory_thread.h"
 #include "harness/data/worker/worker_pool.h"
 
@@ -31,32 +32,10 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   /// `_shutdown_workers`: idempotent; every call is counted, including the ones that find
   /// the workers already gone (Lightning's test_workers_are_shutdown counts them all).
   void shutdown_workers();
-  /// Index batches sent and not yet come back: at most prefetch_factor × num_workers, and
-  /// exactly that after `reset` while the sampler has that many batches left. A test hook.
-  int tasks_outstanding() const { return tasks_outstanding_; }
-  /// `_send_idx - _rcvd_idx`: index batches sent and not yet handed out, whether or not their
-  /// result has come back. Unlike tasks_outstanding() it does not depend on which worker
-  /// answered first, so it can be compared with torch's step by step. A test hook.
-  std::int64_t index_batches_pending() const { return send_idx_ - rcvd_idx_; }
-  /// Results that came back before their turn and were kept in _task_info until it came: the
-  /// proof that workers finished out of order while batches still went out in order. A test
-  /// hook.
-  std::int64_t results_held_for_their_turn() const { return results_held_for_their_turn_; }
+  /// Its bookkeeping and its workers' transport, now (iterator_stats.h).
+  IteratorStats stats() const;
 
-  /// The workers' shared-memory slots that hold a batch in flight or in use, the batches that
-  /// arrived in one, and those that travelled in their message because every slot was held
-  /// (worker/shared_slots.h). Test hooks.
-  int shared_slots_in_use() const { return pool_ ? pool_->slots_in_use() : 0; }
-  std::int64_t batches_in_slots() const { return pool_ ? pool_->batches_in_slots() : 0; }
-  std::int64_t batches_without_a_slot() const { return pool_ ? pool_->batches_without_a_slot() : 0; }
-  /// Descriptors that went on the workers' shared-memory rings, both ways, and the bells rung
-  /// to wake a sleeping reader (worker/descriptor_ring.h). Test and benchmark hooks.
-  std::int64_t ring_descriptors() const { return pool_ ? pool_->ring_descriptors() : 0; }
-  std::int64_t doorbells() const { return pool_ ? pool_->doorbells() : 0; }
-  /// Batch-sized blocks the main process (or thread workers) took from the heap so far. A test hook.
-  std::int64_t feature_blocks_allocated() const { return pool_ ? pool_->feature_blocks_allocated() : 0; }
-
-  /// The pin-memory thread, or null where the loader does not pin. A test hook.
+  /// The pin-memory thread, or null where the loader does not pin: for tests.
   const PinMemoryThread* pin_memory_thread() const { return pin_memory_thread_.get(); }
 
   bool workers_shut_down() const { return shutdown_; }

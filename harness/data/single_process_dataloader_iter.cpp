@@ -7,7 +7,7 @@
 #include <optional>
 #include <utility>
 
-#include "harness/data/feature_buffer_pool.h"
+#include "harness/data/block_pool.h"
 #include "harness/data/fetch.h"
 #include "harness/trace/event_log.h"
 
@@ -15,8 +15,8 @@ namespace dlreset::data {
 
 SingleProcessDataLoaderIter::SingleProcessDataLoaderIter(std::shared_ptr<LoaderState> state)
     : BaseDataLoaderIter(std::move(state)),
-      blocks_{std::make_shared<FeatureBufferPool>(), std::make_shared<FeatureBufferPool>()},
-      indices_(std::make_shared<FeatureBufferPool>()) {
+      blocks_{std::make_shared<BlockPool>(), std::make_shared<BlockPool>()},
+      indices_(std::make_shared<BlockPool>()) {
   reset(/*first_iter=*/true);
 }
 

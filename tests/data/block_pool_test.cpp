@@ -1,4 +1,4 @@
-#include "harness/data/feature_buffer_pool.h"
+#include "harness/data/block_pool.h"
 
 #include <gtest/gtest.h>
 
@@ -14,8 +14,8 @@ namespace {
 
 constexpr std::size_t kBatchBytes = 64 * 784 * sizeof(float);
 
-TEST(FeatureBufferPool, HandsAFreedBlockOutAgainForTheSameSize) {
-  FeatureBufferPool pool;
+TEST(BlockPool, HandsAFreedBlockOutAgainForTheSameSize) {
+  BlockPool pool;
   void* first = pool.allocate(kBatchBytes);
   pool.deallocate(first, kBatchBytes);
   EXPECT_EQ(pool.kept(), 1u);
@@ -27,8 +27,8 @@ TEST(FeatureBufferPool, HandsAFreedBlockOutAgainForTheSameSize) {
   pool.deallocate(second, kBatchBytes);
 }
 
-TEST(FeatureBufferPool, HandsOutNoBlockOfAnotherSize) {
-  FeatureBufferPool pool;
+TEST(BlockPool, HandsOutNoBlockOfAnotherSize) {
+  BlockPool pool;
   void* full = pool.allocate(kBatchBytes);
   pool.deallocate(full, kBatchBytes);
   void* last = pool.allocate(kBatchBytes / 2);  // an epoch's last, shorter batch
@@ -39,10 +39,10 @@ TEST(FeatureBufferPool, HandsOutNoBlockOfAnotherSize) {
   EXPECT_EQ(pool.kept(), 2u);
 }
 
-TEST(FeatureBufferPool, KeepsNoMoreBlocksThanItsLimit) {
-  FeatureBufferPoolLimits limits;
+TEST(BlockPool, KeepsNoMoreBlocksThanItsLimit) {
+  BlockPoolLimits limits;
   limits.blocks = 2;
-  FeatureBufferPool pool(limits);
+  BlockPool pool(limits);
   void* blocks[5];
   for (void*& block : blocks) block = pool.allocate(kBatchBytes);
   for (void* block : blocks) pool.deallocate(block, kBatchBytes);
@@ -54,9 +54,9 @@ TEST(FeatureBufferPool, KeepsNoMoreBlocksThanItsLimit) {
 }
 
 /// Batches of 8192 images (25.7 MB each): the default 64 MiB keeps two of them, not eight.
-TEST(FeatureBufferPool, KeepsNoMoreBytesThanItsLimit) {
+TEST(BlockPool, KeepsNoMoreBytesThanItsLimit) {
   constexpr std::size_t kLargeBatchBytes = 8192 * 784 * sizeof(float);
-  FeatureBufferPool pool;
+  BlockPool pool;
   void* blocks[5];
   for (void*& block : blocks) block = pool.allocate(kLargeBatchBytes);
   for (void* block : blocks) pool.deallocate(block, kLargeBatchBytes);
@@ -73,9 +73,9 @@ TEST(FeatureBufferPool, KeepsNoMoreBytesThanItsLimit) {
   for (void* block : blocks) pool.deallocate(block, kLargeBatchBytes);
 }
 
-TEST(FeatureBufferPool, LivesAsLongAsTheLastBufferTakenFromIt) {
-  auto pool = std::make_shared<FeatureBufferPool>();
-  std::weak_ptr<FeatureBufferPool> watch = pool;
+TEST(BlockPool, LivesAsLongAsTheLastBufferTakenFromIt) {
+  auto pool = std::make_shared<BlockPool>();
+  std::weak_ptr<BlockPool> watch = pool;
   auto buffer = std::make_unique<FeatureBuffer>(64 * 784, FeatureBuffer::allocator_type(pool));
   pool.reset();  // the decoder that made the pool is gone; the batch is still in use
   EXPECT_FALSE(watch.expired());
@@ -84,8 +84,8 @@ TEST(FeatureBufferPool, LivesAsLongAsTheLastBufferTakenFromIt) {
   EXPECT_TRUE(watch.expired());
 }
 
-TEST(FeatureBufferPool, ATensorThatAdoptedABatchGivesItsBlockBackWhenItDies) {
-  auto pool = std::make_shared<FeatureBufferPool>();
+TEST(BlockPool, ATensorThatAdoptedABatchGivesItsBlockBackWhenItDies) {
+  auto pool = std::make_shared<BlockPool>();
   RawBatch raw;
   raw.indices = {0, 1};
   raw.labels = {3, 4};
@@ -104,8 +104,8 @@ TEST(FeatureBufferPool, ATensorThatAdoptedABatchGivesItsBlockBackWhenItDies) {
   EXPECT_EQ(pool->reuses(), 1);
 }
 
-TEST(FeatureBufferPool, ALentBlockComesBackWhenItsLoanEndsNotWhenItsBufferDies) {
-  auto pool = std::make_shared<FeatureBufferPool>();
+TEST(BlockPool, ALentBlockComesBackWhenItsLoanEndsNotWhenItsBufferDies) {
+  auto pool = std::make_shared<BlockPool>();
   BlockLoan* loan = nullptr;
   void* block = nullptr;
   {
@@ -124,9 +124,9 @@ TEST(FeatureBufferPool, ALentBlockComesBackWhenItsLoanEndsNotWhenItsBufferDies) 
   EXPECT_EQ(pool->fresh_allocations(), 1);
 }
 
-TEST(FeatureBufferPool, ALoanKeepsItsPoolAliveAndAPoolNoPointerOwnsLendsNothing) {
-  auto pool = std::make_shared<FeatureBufferPool>();
-  const std::weak_ptr<FeatureBufferPool> watch = pool;
+TEST(BlockPool, ALoanKeepsItsPoolAliveAndAPoolNoPointerOwnsLendsNothing) {
+  auto pool = std::make_shared<BlockPool>();
+  const std::weak_ptr<BlockPool> watch = pool;
   BlockLoan* loan = nullptr;
   {
     FeatureBuffer buffer(64 * 784, FeatureBuffer::allocator_type(pool));
@@ -138,14 +138,14 @@ TEST(FeatureBufferPool, ALoanKeepsItsPoolAliveAndAPoolNoPointerOwnsLendsNothing)
   BlockSource::end_loan(loan);
   EXPECT_TRUE(watch.expired());
 
-  FeatureBufferPool unowned;
+  BlockPool unowned;
   void* block = unowned.allocate(kBatchBytes);
   EXPECT_EQ(unowned.lend(block, kBatchBytes), nullptr) << "no shared_ptr for the loan to keep";
   unowned.deallocate(block, kBatchBytes);
   EXPECT_EQ(unowned.kept(), 1u);
 }
 
-TEST(FeatureBufferPool, BuffersWithoutAPoolUseTheHeap) {
+TEST(BlockPool, BuffersWithoutAPoolUseTheHeap) {
   FeatureBuffer plain(16);
   EXPECT_EQ(plain.get_allocator().pool(), nullptr);
   FeatureBuffer moved = std::move(plain);

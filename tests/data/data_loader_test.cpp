@@ -99,7 +99,7 @@ TEST_P(InOrderDelivery, BatchesComeInSendOrderThoughWorkersFinishOutOfOrder) {
   std::iota(all.begin(), all.end(), 0);
   EXPECT_EQ(seen, all);
   const auto& workers = dynamic_cast<MultiProcessingDataLoaderIter&>(*it);
-  EXPECT_GE(workers.results_held_for_their_turn(), 1)
+  EXPECT_GE(workers.stats().results_held_for_their_turn, 1)
       << "no worker finished out of order, so the order of delivery was not put to the test";
 }
 

@@ -126,16 +126,16 @@ TEST_P(Backends, InFlightIndexBatchesNeverExceedPrefetchFactorTimesWorkers) {
     auto it = loader->iter();
     auto* iterator = dynamic_cast<MultiProcessingDataLoaderIter*>(loader->iterator().get().get());
     ASSERT_NE(iterator, nullptr);
-    EXPECT_EQ(iterator->tasks_outstanding(), bound) << "epoch " << epoch << ": primed";
+    EXPECT_EQ(iterator->stats().tasks_outstanding, bound) << "epoch " << epoch << ": primed";
     int batches = 0;
     while (it->next()) {
       ++batches;
       // A result that came back early waits without a refill, as in PyTorch, so fewer may be
       // in flight; never more.
-      EXPECT_LE(iterator->tasks_outstanding(), bound) << "epoch " << epoch << ", after batch " << batches;
+      EXPECT_LE(iterator->stats().tasks_outstanding, bound) << "epoch " << epoch << ", after batch " << batches;
     }
     EXPECT_EQ(batches, 10);
-    EXPECT_EQ(iterator->tasks_outstanding(), 0);
+    EXPECT_EQ(iterator->stats().tasks_outstanding, 0);
   }
 }
 

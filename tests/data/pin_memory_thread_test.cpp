@@ -148,7 +148,7 @@ TEST_P(PinMemoryThreadTest, PinsPrefetchedBatchesWhileTheConsumerWaits) {
   auto it = loader->iter();
   // Nobody asks for a batch, yet every batch in flight is pinned, and no more than those.
   EXPECT_EQ(wait_for_count([&] { return pin.calls(); }, kPrefetch * kWorkers), kPrefetch * kWorkers);
-  EXPECT_EQ(workers_of(*it).tasks_outstanding(), kPrefetch * kWorkers);
+  EXPECT_EQ(workers_of(*it).stats().tasks_outstanding, kPrefetch * kWorkers);
   ASSERT_TRUE(it->next());
   EXPECT_EQ(wait_for_count([&] { return pin.calls(); }, kPrefetch * kWorkers + 1), kPrefetch * kWorkers + 1)
       << "the task sent for the batch taken was not pinned";

@@ -139,11 +139,11 @@ TEST_P(SharedMemoryBatches, ArriveInSlotsThatTheirTensorsFreeWhenTheyDie) {
     ++batches;
   }
   EXPECT_EQ(batches, 10);
-  EXPECT_EQ(workers_of(*it).batches_in_slots(), 10);
-  EXPECT_EQ(workers_of(*it).batches_without_a_slot(), 0);
-  EXPECT_EQ(workers_of(*it).shared_slots_in_use(), 0);
+  EXPECT_EQ(workers_of(*it).stats().transport.batches_in_slots, 10);
+  EXPECT_EQ(workers_of(*it).stats().transport.batches_without_a_slot, 0);
+  EXPECT_EQ(workers_of(*it).stats().transport.slots_in_use, 0);
   // Every task went to its worker, and every batch came back, on the slots' rings.
-  EXPECT_EQ(workers_of(*it).ring_descriptors(), 2 * 10);
+  EXPECT_EQ(workers_of(*it).stats().transport.ring_descriptors, 2 * 10);
 }
 
 /// The worker's load report goes over its socket, the batch it loaded for on the answer ring,
@@ -156,11 +156,11 @@ TEST_P(SharedMemoryBatches, AWorkersLoadReportComesBeforeTheBatchItLoadedFor) {
   const std::optional<Batch> first = it->next();
   ASSERT_TRUE(first.has_value());
   EXPECT_EQ(loader->counters().dataset_loads, 1) << "the batch was handed on before its worker's load report";
-  EXPECT_EQ(workers_of(*it).batches_in_slots(), 1);
+  EXPECT_EQ(workers_of(*it).stats().transport.batches_in_slots, 1);
   while (it->next()) {
   }
   EXPECT_EQ(loader->counters().dataset_loads, 1);
-  EXPECT_EQ(workers_of(*it).ring_descriptors(), 2 * 8);
+  EXPECT_EQ(workers_of(*it).stats().transport.ring_descriptors, 2 * 8);
 }
 
 /// Slots per worker: prefetch_factor (2) in flight and 2 held by the consumer. A consumer that
@@ -174,13 +174,13 @@ TEST_P(SharedMemoryBatches, BatchesHeldBeyondTheSlotsTravelInTheirMessage) {
   while (std::optional<Batch> batch = it->next()) held.push_back(std::move(*batch));
   ASSERT_EQ(held.size(), 16u);
   for (const Batch& batch : held) expect_batch_holds_its_samples(batch);
-  EXPECT_EQ(workers_of(*it).batches_in_slots(), 8);
-  EXPECT_EQ(workers_of(*it).batches_without_a_slot(), 8);
-  EXPECT_EQ(workers_of(*it).shared_slots_in_use(), 8);
+  EXPECT_EQ(workers_of(*it).stats().transport.batches_in_slots, 8);
+  EXPECT_EQ(workers_of(*it).stats().transport.batches_without_a_slot, 8);
+  EXPECT_EQ(workers_of(*it).stats().transport.slots_in_use, 8);
   // Only the tasks that had a slot, and their batches, took the rings.
-  EXPECT_EQ(workers_of(*it).ring_descriptors(), 2 * 8);
+  EXPECT_EQ(workers_of(*it).stats().transport.ring_descriptors, 2 * 8);
   held.clear();
-  EXPECT_EQ(workers_of(*it).shared_slots_in_use(), 0);
+  EXPECT_EQ(workers_of(*it).stats().transport.slots_in_use, 0);
 }
 
 /// The largest batch `--batch-size` allows: 60000 Fashion-MNIST-sized samples, 188 MB, one
@@ -197,8 +197,8 @@ TEST_P(SharedMemoryBatches, BatchSizeSixtyThousandWithTwoWorkers) {
     samples += batch->size();
   }
   EXPECT_EQ(samples, 2 * kBatch);
-  EXPECT_EQ(workers_of(*it).batches_in_slots(), 2);
-  EXPECT_EQ(workers_of(*it).batches_without_a_slot(), 0);
+  EXPECT_EQ(workers_of(*it).stats().transport.batches_in_slots, 2);
+  EXPECT_EQ(workers_of(*it).stats().transport.batches_without_a_slot, 0);
 }
 
 /// A ring's descriptor holds up to six sizes of a sample; the batch of a sample of seven dims
@@ -216,9 +216,9 @@ TEST_P(SharedMemoryBatches, ASampleOfMoreDimsThanADescriptorHoldsIsAnnouncedOver
     ++batches;
   }
   EXPECT_EQ(batches, 5);
-  EXPECT_EQ(workers_of(*it).batches_in_slots(), 5);
-  EXPECT_EQ(workers_of(*it).batches_without_a_slot(), 0);
-  EXPECT_EQ(workers_of(*it).ring_descriptors(), 5) << "the tasks only: no batch came on the answer ring";
+  EXPECT_EQ(workers_of(*it).stats().transport.batches_in_slots, 5);
+  EXPECT_EQ(workers_of(*it).stats().transport.batches_without_a_slot, 0);
+  EXPECT_EQ(workers_of(*it).stats().transport.ring_descriptors, 5) << "the tasks only: no batch came on the answer ring";
 }
 
 INSTANTIATE_TEST_SUITE_P(ProcessBackends, SharedMemoryBatches,
@@ -284,10 +284,10 @@ TEST_P(SteadyState, TakesNoBatchSizedBlockFromTheHeapPerBatch) {
     while (std::optional<Batch> batch = it->next()) ++batches;
   }
   ASSERT_EQ(batches, kEpochs * kBatches);
-  const std::int64_t allocated = workers_of(*it).feature_blocks_allocated();
+  const std::int64_t allocated = workers_of(*it).stats().transport.feature_blocks_allocated;
   if (GetParam().shared_memory && GetParam().method != StartMethod::thread) {
     EXPECT_EQ(allocated, 0);
-    EXPECT_EQ(workers_of(*it).batches_in_slots(), kEpochs * kBatches);
+    EXPECT_EQ(workers_of(*it).stats().transport.batches_in_slots, kEpochs * kBatches);
   } else {
     EXPECT_GE(allocated, 1);
     EXPECT_LE(allocated, (options.prefetch_factor + 2) * kWorkers);
@@ -321,10 +321,10 @@ TEST(SharedMemoryPrefetch, WorkersFinishPrefetchFactorTimesWorkersBatchesWhileTh
     auto it = loader.iter();
     const std::int64_t in_flight = kPrefetch * kWorkers * kBatch;
     EXPECT_EQ(wait_for_fetched(*fetched, in_flight), in_flight);
-    EXPECT_EQ(workers_of(*it).tasks_outstanding(), kPrefetch * kWorkers);
+    EXPECT_EQ(workers_of(*it).stats().tasks_outstanding, kPrefetch * kWorkers);
     ASSERT_TRUE(it->next().has_value());  // frees one task: exactly one more is sent
     EXPECT_EQ(wait_for_fetched(*fetched, in_flight + kBatch), in_flight + kBatch);
-    EXPECT_EQ(workers_of(*it).tasks_outstanding(), kPrefetch * kWorkers);
+    EXPECT_EQ(workers_of(*it).stats().tasks_outstanding, kPrefetch * kWorkers);
   }
   ::munmap(shared, sizeof(std::atomic<std::int64_t>));
 }

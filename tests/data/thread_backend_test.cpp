@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "harness/data/interrupt.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/data/worker/status_check.h"
+#include "harness/data/worker/worker_info.h"
 #include "harness/trace/event_log.h"
 #include "tests/support/fault_dataset.h"
 #include "tests/support/fixtures.h"
@@ -145,6 +147,46 @@ TEST(ThreadBackend, HungWorkerTimesOutAndIsStoppedOnShutdown) {
   // takes about 0.3 s here. A bound of PyTorch's 5 s status-check interval says "never waits for
   // the worker", not how fast.
   EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), kStatusCheckIntervalS);
+}
+
+/// A sample that lasts until its loader stops, as a slow download would that asks between
+/// pieces; it counts the samples it gave up.
+class GivesUpWhenStoppingDataset : public Dataset {
+ public:
+  explicit GivesUpWhenStoppingDataset(std::shared_ptr<std::atomic<int>> gave_up) : gave_up_(std::move(gave_up)) {}
+  std::int64_t size() const override { return 6; }
+  SampleShape sample_shape() const override { return {1}; }
+  std::string spec() const override { return R"({"kind": "gives_up_when_stopping"})"; }
+  std::unique_ptr<Dataset> clone() const override { return std::make_unique<GivesUpWhenStoppingDataset>(*this); }
+  std::int64_t get(std::int64_t index, float* features) override {
+    const WorkerInfo* worker = get_worker_info();
+    while (worker != nullptr && !worker->stopping()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    gave_up_->fetch_add(1);
+    features[0] = static_cast<float>(index);
+    return 0;
+  }
+
+ private:
+  std::shared_ptr<std::atomic<int>> gave_up_;
+};
+
+TEST(ThreadBackend, ADatasetThatAsksWhetherItsLoaderIsStoppingEndsItsSampleAtShutdown) {
+  auto gave_up = std::make_shared<std::atomic<int>>(0);
+  DataLoaderOptions options = thread_options(1, false);
+  options.batch_size = 1;
+  options.shuffle = false;
+  options.timeout_s = 0.2;
+  {
+    DataLoader loader(std::make_shared<GivesUpWhenStoppingDataset>(gave_up), options);
+    auto it = loader.iter();
+    EXPECT_THROW(base(it).next_raw(), DataLoaderTimeoutError);
+    EXPECT_EQ(gave_up->load(), 0) << "stopping() was true before the loader stopped";
+    dynamic_cast<MultiProcessingDataLoaderIter&>(*it).shutdown_workers();
+    // Shutdown waits for the worker thread, which ends once its sample gives up: the first
+    // task's, and no other, since a stopping worker skips the tasks still queued.
+    EXPECT_EQ(gave_up->load(), 1);
+  }
+  EXPECT_EQ(gave_up->load(), 1);
 }
 
 TEST(ThreadBackend, InterruptFromAnotherThreadEndsTheWait) {

@@ -46,10 +46,10 @@
 #include "harness/data/errors.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/data/worker/status_check.h"
-#include "harness/data/probe_dataset.h"
 #include "harness/data/synthetic_dataset.h"
 #include "harness/data/worker/worker_info.h"
 #include "tests/support/fault_dataset.h"
+#include "tests/support/probe_dataset.h"
 #include "tests/support/process_census.h"
 
 namespace dlreset::data {
@@ -754,7 +754,7 @@ TEST_P(TorchDataLoader, test_worker_seed) {
   DataLoaderOptions options;
   options.batch_size = 1;
   options.num_workers = kSeedWorkers;
-  std::shared_ptr<DataLoader> loader = torch_loader(std::make_shared<ProbeDataset>(kSeedWorkers), options, GetParam());
+  std::shared_ptr<DataLoader> loader = torch_loader(std::make_shared<testing::ProbeDataset>(kSeedWorkers), options, GetParam());
   std::uint64_t base_seed = 0;
   const std::multiset<std::int64_t> seeds = worker_seeds(*loader, &base_seed);
   EXPECT_EQ(std::set<std::int64_t>(seeds.begin(), seeds.end()).size(), static_cast<std::size_t>(kSeedWorkers))
@@ -775,7 +775,7 @@ TEST_P(TorchDataLoader, test_worker_seed_reproducibility) {
     options.num_workers = kSeedWorkers;
     options.seed_mode = SeedMode::torch;
     options.seed = 42;
-    return torch_loader(std::make_shared<ProbeDataset>(kSeedWorkers), options, GetParam());
+    return torch_loader(std::make_shared<testing::ProbeDataset>(kSeedWorkers), options, GetParam());
   };
   const std::multiset<std::int64_t> first = worker_seeds(*get_dataloader());
   const std::multiset<std::int64_t> second = worker_seeds(*get_dataloader());
@@ -881,7 +881,7 @@ TEST_P(TorchDataLoader, test_multi_epochs_reproducibility) {
   options.shuffle = false;
   options.num_workers = kWorkers;
   std::shared_ptr<DataLoader> loader =
-      torch_loader(std::make_shared<ProbeDataset>(kBatchSize * kWorkers), options, GetParam());
+      torch_loader(std::make_shared<testing::ProbeDataset>(kBatchSize * kWorkers), options, GetParam());
   for (int epoch = 0; epoch < 3; ++epoch) {
     std::shared_ptr<BatchIterator> it = loader->iter();
     int batch_idx = 0;
@@ -917,7 +917,7 @@ TEST_P(TorchIndividualWorkerQueue, test_ind_worker_queue) {
       options.shuffle = false;
       options.num_workers = num_workers;
       options.timeout_s = 5;
-      std::shared_ptr<DataLoader> loader = torch_loader(std::make_shared<ProbeDataset>(128), options, GetParam());
+      std::shared_ptr<DataLoader> loader = torch_loader(std::make_shared<testing::ProbeDataset>(128), options, GetParam());
       std::shared_ptr<BatchIterator> it = loader->iter();
       int current_worker_idx = 0;
       int i = 0;

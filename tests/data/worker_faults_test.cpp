@@ -32,6 +32,7 @@
 #include "harness/data/synthetic_dataset.h"
 #include "harness/data/worker/status_check.h"
 #include "harness/data/worker/worker_pool.h"
+#include "harness/sys/proc_stat.h"
 #include "harness/trace/event_log.h"
 #include "tests/support/fault_dataset.h"
 #include "tests/support/fixtures.h"
@@ -318,11 +319,8 @@ TEST_P(ProcessBackend, WorkerKilledWhileTheHandshakeWaitsForItsAckIsReported) {
 
 /// The state letter of /proc/<pid>/stat ('Z' for a zombie), or 0 when there is no such process.
 char process_state(std::int64_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return 0;
-  const auto close = line.rfind(')');
-  return close != std::string::npos && close + 2 < line.size() ? line[close + 2] : 0;
+  const std::optional<sys::ProcStat> stat = sys::read_proc_stat_of(static_cast<pid_t>(pid));
+  return stat ? stat->state : 0;
 }
 
 TEST_P(ProcessBackend, MessageToADeadWorkerIsReportedByTheNextReceiveNotBySend) {
@@ -622,8 +620,8 @@ TEST_P(ProcessBackend, TasksWithASlotNeverWaitForAStalledWorker) {
         const auto start = Clock::now();
         auto it = loader->iter();
         auto& workers = dynamic_cast<MultiProcessingDataLoaderIter&>(*it);
-        const bool placed = workers.shared_slots_in_use() == 2 && workers.batches_without_a_slot() == 0 &&
-                            workers.ring_descriptors() == 2;
+        const TransportStats sent = workers.stats().transport;
+        const bool placed = sent.slots_in_use == 2 && sent.batches_without_a_slot == 0 && sent.ring_descriptors == 2;
         return placed && seconds_since(start) < kFaultDeadlineS;
       },
       kHungAfterS);

@@ -22,11 +22,11 @@
 #include "harness/data/data_loader.h"
 #include "harness/data/errors.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
-#include "harness/data/probe_dataset.h"
 #include "harness/data/synthetic_dataset.h"
 #include "harness/trace/event_log.h"
 #include "tests/support/command.h"
 #include "tests/support/fault_dataset.h"
+#include "tests/support/probe_dataset.h"
 #include "tests/support/python_torch.h"
 
 namespace dlreset::data {
@@ -126,7 +126,7 @@ json loads_by_worker() {
 
 json dlreset_scenario(const json& trace, const json& params) {
   trace::EventLog::global().clear();
-  DataLoader loader(std::make_shared<ProbeDataset>(trace.at("dataset_size").get<std::int64_t>()),
+  DataLoader loader(std::make_shared<testing::ProbeDataset>(trace.at("dataset_size").get<std::int64_t>()),
                     loader_options(trace, params));
   json epochs = json::array();
   for (int epoch = 0; epoch < params.at("epochs").get<int>(); ++epoch) {
@@ -134,8 +134,8 @@ json dlreset_scenario(const json& trace, const json& params) {
     std::shared_ptr<BatchIterator> iterator = loader.iter();
     auto& base = dynamic_cast<BaseDataLoaderIter&>(*iterator);
     auto* workers = dynamic_cast<MultiProcessingDataLoaderIter*>(&base);
-    auto pending = [&] { return workers != nullptr ? workers->index_batches_pending() : 0; };
-    auto outstanding = [&] { return workers != nullptr ? workers->tasks_outstanding() : 0; };
+    auto pending = [&] { return workers != nullptr ? workers->stats().index_batches_pending : 0; };
+    auto outstanding = [&] { return workers != nullptr ? workers->stats().tasks_outstanding : 0; };
     json record = {{"len", loader.size()}, {"sent_before_first", pending()}, {"batches", json::array()}};
     int max_outstanding = outstanding();
     const std::int64_t stop_after = epoch == 1 ? params.at("break_after").get<std::int64_t>() : -1;

@@ -12,7 +12,6 @@
 #include "harness/data/dataset_registry.h"
 #include "harness/data/splitmix64.h"
 #include "harness/data/worker/worker_info.h"
-#include "harness/data/worker/worker_loop.h"
 #include "harness/trace/event_log.h"
 
 namespace dlreset::testing {
@@ -59,12 +58,12 @@ std::int64_t FaultDataset::get(std::int64_t index, float* features) {
     ::sleep(static_cast<unsigned>(faults_.stall_s));
   }
   if (index == faults_.hang_at) {
-    data::WorkerEndpoint* endpoint = data::current_worker_endpoint();
-    if (endpoint == nullptr) {
+    const data::WorkerInfo* worker = data::get_worker_info();
+    if (worker == nullptr) {
       throw std::logic_error("FaultDataset's hang_at needs a worker; in the main process it would "
                              "hang forever");
     }
-    endpoint->wait_until_exit_requested();
+    worker->wait_until_stopping();
     throw std::runtime_error("FaultDataset's hang at sample " + std::to_string(index) +
                              " ended because the worker was told to stop");
   }

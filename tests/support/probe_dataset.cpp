@@ -1,4 +1,4 @@
-#include "harness/data/probe_dataset.h"
+#include "tests/support/probe_dataset.h"
 
 #include <nlohmann/json.hpp>
 
@@ -8,13 +8,13 @@
 #include "harness/data/errors.h"
 #include "harness/data/worker/worker_info.h"
 
-namespace dlreset::data {
+namespace dlreset::testing {
 
 ProbeDataset::ProbeDataset(std::int64_t size) : size_(size) {
   // Features are floats: indices above 2^24 would no longer be exact.
   if (size_ < 0 || size_ > (std::int64_t{1} << 24)) {
-    throw DatasetError("ProbeDataset's size must be between 0 and 2^24 (its indices travel as "
-                       "floats), got " + std::to_string(size_) + ".");
+    throw data::DatasetError("ProbeDataset's size must be between 0 and 2^24 (its indices travel as "
+                             "floats), got " + std::to_string(size_) + ".");
   }
 }
 
@@ -28,14 +28,14 @@ std::int64_t ProbeDataset::get(std::int64_t index, float* features) {
     loaded_ = true;
     record_load(0.0);
   }
-  const WorkerInfo* worker = get_worker_info();
+  const data::WorkerInfo* worker = data::get_worker_info();
   features[0] = static_cast<float>(index);
   features[1] = worker != nullptr ? static_cast<float>(worker->id) : -1.0f;
   features[2] = worker != nullptr ? static_cast<float>(worker->num_workers) : 0.0f;
   return worker != nullptr ? static_cast<std::int64_t>(worker->seed) : -1;
 }
 
-std::unique_ptr<Dataset> ProbeDataset::clone() const {
+std::unique_ptr<data::Dataset> ProbeDataset::clone() const {
   auto copy = std::make_unique<ProbeDataset>(*this);
   copy->reset_load_count();
   return copy;
@@ -52,4 +52,4 @@ std::unique_ptr<ProbeDataset> ProbeDataset::from_spec(const std::string& text) {
 
 DLRESET_REGISTER_DATASET("probe", ProbeDataset)
 
-}  // namespace dlreset::data
+}  // namespace dlreset::testing

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <poll.h>
-#include <sys/epoll.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -14,10 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "harness/data/feature_buffer_pool.h"
+#include "harness/data/block_pool.h"
+#include "harness/data/worker/readiness_set.h"
 #include "harness/data/worker/shared_slots.h"
 #include "harness/data/worker/socket_channel.h"
 #include "harness/data/worker/worker_pool.h"
+#include "harness/data/worker/worker_process.h"
 
 namespace dlreset::trace {
 enum class EventKind;  // harness/trace/event_log.h, which the users of this header need not see.
@@ -53,27 +54,17 @@ class ProcessWorkerPool : public WorkerPool {
   /// Most bytes of shared-memory slots one worker gets: fewer slots for large batches (a
   /// 60000-sample Fashion-MNIST batch is 189 MB), but always one.
   static constexpr std::size_t kMaxSlotBytesPerWorker = std::size_t{256} << 20;
-  int slots_in_use() const override;
-  std::int64_t batches_in_slots() const override { return batches_in_slots_; }
-  std::int64_t batches_without_a_slot() const override { return batches_without_a_slot_; }
-  std::int64_t feature_blocks_allocated() const override;
-  std::int64_t ring_descriptors() const override;
-  std::int64_t doorbells() const override;
+  TransportStats stats() const override;
 
  private:
   struct Worker {
     int id = 0;
-    pid_t pid = -1;
-    int pidfd = -1;  ///< Lets the parent wait for this one child's exit with a timeout.
+    WorkerProcess process;
     SocketChannel channel;
     std::shared_ptr<SharedSlots> slots;  ///< Null: every batch travels in its message.
-    /// Its pidfd became readable: the process is gone, and everything it sent is in its socket.
-    bool exited = false;
     /// Its channel was closed with a frame half sent (an interrupted send): it cannot be told
     /// to exit, so shutdown kills it without a grace period.
     bool cut_off = false;
-    bool reaped = false;
-    int wait_status = 0;
     /// The message being sent over the socket, with its place in order and its slot filled
     /// in: a copy kept from message to message, so that copying the next one into it reuses
     /// its buffers instead of allocating.
@@ -97,11 +88,11 @@ class ProcessWorkerPool : public WorkerPool {
   /// Sends a message that is not a task with a slot over the socket, in its place in order;
   /// an exit request closes the task ring first, so the worker skips what is queued there.
   bool send_in_order(Worker& worker, const Message& message, Clock::time_point deadline);
-  /// Waits up to `timeout` for the child to exit (then kills it if `kill_after`), and reaps it.
+  /// WorkerProcess::reap, with the pidfd taken out of the wait set and the exit recorded.
   void reap(Worker& worker, std::chrono::milliseconds timeout, bool kill_after);
   [[noreturn]] void fail_dead(Worker& worker);
   /// True once the worker is gone: its pidfd fired or its socket reached end of file.
-  static bool gone(const Worker& worker) { return worker.exited || worker.channel.at_eof(); }
+  static bool gone(const Worker& worker) { return worker.process.exited() || worker.channel.at_eof(); }
   /// One wait of send() or shutdown(): polls the open channels (with `skip_at_eof`, only those
   /// whose worker has neither closed its end nor exited), the pidfds of the workers not known
   /// to have exited and, given `room_for`, that worker's channel for room to send, for up to
@@ -120,26 +111,17 @@ class ProcessWorkerPool : public WorkerPool {
   ChannelWait wait_for_answers(int timeout_ms);
   /// Marks `worker` exited (its pidfd fired) and reads what it sent before it died.
   void note_exit(Worker& worker);
-  /// Whose a descriptor in a wait is: a worker's channel, pidfd or answer bell, or wake_fd_.
-  struct PollOwner {
-    enum class Kind { channel, pidfd, wake, bell } kind;
-    std::size_t worker;
-  };
-  /// Adds `fd` to the epoll set of wait_for_answers(), for `owner`; takes it out again.
-  void watch(int fd, PollOwner owner);
-  void unwatch(int fd);
-  /// Closes the wake-up and epoll descriptors.
-  void close_own_descriptors();
+  /// Whose a descriptor in a wait is: wait_for_channels()' poll set names them as the epoll set does.
+  using PollOwner = ReadinessSet::Ready;
+  using Kind = ReadinessSet::Kind;
   /// Sends to `worker`, reading every channel while its socket is full: a worker blocked
   /// sending a batch reads no message, so a main process that only waited would deadlock with
   /// it once a task is larger than the socket's buffer. Gives the message up when the worker
   /// dies, or at `deadline`. With no deadline, an interrupt request ends the wait too: the
   /// frame is then half sent, so the channel is closed and InterruptedError thrown.
   bool send_reading(Worker& worker, const Message& message, Clock::time_point deadline);
-  /// Turns the descriptor of a batch in `worker`'s slot into the batch: its indices and labels
-  /// copied out, its features left in place. Throws DataLoaderError on a descriptor that does
-  /// not fit the slot.
-  void take_from_slot(Worker& worker, Message& message);
+  /// "worker 1 (pid 812) of loader 'train'", for errors.
+  std::string name_of(const Worker& worker) const;
   /// Tells the lifecycle handler that `worker` was launched, as its first report.
   void report_spawn(const Worker& worker) const;
   /// Records an event of `kind` about `worker` in the event log.
@@ -150,7 +132,7 @@ class ProcessWorkerPool : public WorkerPool {
   std::vector<Worker> workers_;
   /// The index lists of batches taken from slots, which the consumer's batches keep; blocks
   /// come back when those die.
-  std::shared_ptr<FeatureBufferPool> indices_ = std::make_shared<FeatureBufferPool>();
+  std::shared_ptr<BlockPool> indices_ = std::make_shared<BlockPool>();
   std::size_t next_ = 0;  ///< Round-robin start for fairness between workers' buffers.
   bool shut_down_ = false;
   std::int64_t batches_in_slots_ = 0;
@@ -159,12 +141,8 @@ class ProcessWorkerPool : public WorkerPool {
   /// wait for room to send, and would otherwise allocate at each.
   std::vector<pollfd> poll_entries_;
   std::vector<PollOwner> poll_owners_;
-  /// An eventfd that wake() writes and receive() waits on beside the channels.
-  int wake_fd_ = -1;
-  /// wait_for_answers()'s set: every worker's channel, pidfd and answer bell, and wake_fd_,
-  /// registered once; and the buffer its events land in, sized once.
-  int epoll_fd_ = -1;
-  std::vector<epoll_event> events_;
+  /// wait_for_answers()'s set: every worker's channel, pidfd and answer bell, and the wake-up.
+  ReadinessSet readiness_;
   std::atomic<bool> sends_cancelled_{false};
 };
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/data/feature_buffer_pool.h"
+#include "harness/data/block_pool.h"
 #include "harness/data/raw_batch.h"
 
 namespace dlreset::data {
@@ -94,7 +94,7 @@ class FrameDecoder {
   /// stream (a frame without the magic, or with sizes no real frame has).
   std::optional<Message> next();
   /// Where the features of decoded batches live; freed batches give their blocks back to it.
-  const FeatureBufferPool& feature_pool() const { return *feature_pool_; }
+  const BlockPool& feature_pool() const { return *feature_pool_; }
   /// True when no byte of an unfinished frame is held.
   bool empty() const { return !pending_ && ready_begin_ == ready_.size() && begin_ == end_; }
 
@@ -109,7 +109,7 @@ class FrameDecoder {
   std::optional<Message> pending_;
   std::size_t features_filled_ = 0;  ///< Bytes of pending_'s features written so far.
   std::vector<Message> ready_;       ///< Complete messages, oldest first.
-  std::shared_ptr<FeatureBufferPool> feature_pool_ = std::make_shared<FeatureBufferPool>();
+  std::shared_ptr<BlockPool> feature_pool_ = std::make_shared<BlockPool>();
   std::size_t ready_begin_ = 0;
 };
 

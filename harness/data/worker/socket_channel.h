@@ -44,7 +44,7 @@ class SocketChannel {
   /// The next complete buffered message.
   std::optional<Message> pop() { return decoder_.next(); }
   /// Where the features of batches that came in their message live.
-  const FeatureBufferPool& feature_pool() const { return decoder_.feature_pool(); }
+  const BlockPool& feature_pool() const { return decoder_.feature_pool(); }
   /// Waits up to `timeout_ms` (-1: forever) for something to read. True if readable or closed.
   bool wait_readable(int timeout_ms) const;
   void close();

@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "harness/data/dataset.h"
-#include "harness/data/feature_buffer_pool.h"
+#include "harness/data/block_pool.h"
 #include "harness/data/interrupt.h"
 #include "harness/data/worker/blocking_queue.h"
 #include "harness/data/worker/status_check.h"
@@ -28,10 +28,10 @@ struct ThreadWorkerPool::Shared {
 struct ThreadWorkerPool::WorkerState {
   detail::BlockingQueue<Message> inbox;  ///< PyTorch's index_queue for this worker.
   /// Its batches' feature and label blocks, handed back when the consumer's tensors die.
-  std::shared_ptr<FeatureBufferPool> features = std::make_shared<FeatureBufferPool>();
-  std::shared_ptr<FeatureBufferPool> labels = std::make_shared<FeatureBufferPool>();
+  std::shared_ptr<BlockPool> features = std::make_shared<BlockPool>();
+  std::shared_ptr<BlockPool> labels = std::make_shared<BlockPool>();
   /// Its tasks' index lists, which their batches keep.
-  std::shared_ptr<FeatureBufferPool> indices = std::make_shared<FeatureBufferPool>();
+  std::shared_ptr<BlockPool> indices = std::make_shared<BlockPool>();
   std::mutex mutex;
   std::condition_variable exit_signal;
   bool exit_requested = false;  ///< PyTorch's done_event, per worker.
@@ -95,10 +95,10 @@ ThreadWorkerPool::ThreadWorkerPool(std::vector<WorkerLaunch> launches, Lifecycle
 
 ThreadWorkerPool::~ThreadWorkerPool() { shutdown(kStatusCheckInterval); }
 
-std::int64_t ThreadWorkerPool::feature_blocks_allocated() const {
-  std::int64_t blocks = 0;
-  for (const auto& worker : workers_) blocks += worker->features->fresh_allocations();
-  return blocks;
+TransportStats ThreadWorkerPool::stats() const {
+  TransportStats stats;
+  for (const auto& worker : workers_) stats.feature_blocks_allocated += worker->features->fresh_allocations();
+  return stats;
 }
 
 void ThreadWorkerPool::send(int worker_id, const Message& message) {

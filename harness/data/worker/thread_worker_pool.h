@@ -26,7 +26,7 @@ class ThreadWorkerPool : public WorkerPool {
   void shutdown(std::chrono::milliseconds grace) override;
   std::vector<std::int64_t> pids() const override;
   void wake() override;
-  std::int64_t feature_blocks_allocated() const override;
+  TransportStats stats() const override;
 
   struct Shared;
   struct WorkerState;

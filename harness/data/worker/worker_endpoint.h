@@ -29,9 +29,8 @@ class WorkerEndpoint {
   /// Sends to the parent. Returns false when the parent is gone: the worker then exits. Takes
   /// the message by value so the thread back-end can move a batch instead of copying it.
   virtual bool send(Message message) = 0;
-  /// Blocks until the parent asks this worker to exit. The fault tests' hanging dataset uses it
-  /// (through current_worker_endpoint()), so a hung worker can still be shut down in every
-  /// back-end.
+  /// Blocks until the parent asks this worker to exit (WorkerInfo::wait_until_stopping()), so
+  /// that a dataset waiting on it can be shut down in every back-end.
   virtual void wait_until_exit_requested() = 0;
   /// The shared-memory slot a task names, where this back-end has them (process workers); an
   /// empty span otherwise, or for an index out of range: the batch then travels in the reply.

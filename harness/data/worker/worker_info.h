@@ -7,6 +7,7 @@
 namespace dlreset::data {
 
 class Dataset;
+class WorkerEndpoint;
 
 /// What a worker knows about itself. Null outside a worker (`get_worker_info()`).
 struct WorkerInfo {
@@ -18,6 +19,18 @@ struct WorkerInfo {
   Dataset* dataset = nullptr;
   /// True for fork and spawn workers: they can be killed without killing the main process.
   bool in_own_process = false;
+  /// The worker's side of its channel to the main process, which stopping() asks; set by the
+  /// worker loop.
+  WorkerEndpoint* endpoint = nullptr;
+
+  /// Whether the loader has told this worker to stop (its workers are shutting down, or the
+  /// main process is gone). A dataset whose sample takes long (a download, a slow disk) may ask
+  /// between pieces of work and give up: what it would return is thrown away. Not in torch, whose
+  /// workers are killed instead; a thread worker cannot be, so this is how it ends in time.
+  bool stopping() const;
+  /// Blocks until the loader tells this worker to stop: for a dataset that waits on something
+  /// only a stop ends.
+  void wait_until_stopping() const;
 };
 
 /// The calling worker's info, or null in the main process (or any non-worker thread).

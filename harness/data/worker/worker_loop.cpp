@@ -48,26 +48,7 @@ void fetch_for(WorkerEndpoint& endpoint, Dataset& dataset, Message& task, Messag
   reply.batch = fetch_batch(dataset, std::move(task.indices), endpoint.fetch_blocks());
 }
 
-/// Per thread, like the worker info: each thread worker has its own endpoint.
-thread_local WorkerEndpoint* current_endpoint = nullptr;
-
-/// Installs the worker's endpoint for this thread while in scope.
-class EndpointScope {
- public:
-  explicit EndpointScope(WorkerEndpoint* endpoint) : previous_(current_endpoint) {
-    current_endpoint = endpoint;
-  }
-  ~EndpointScope() { current_endpoint = previous_; }
-  EndpointScope(const EndpointScope&) = delete;
-  EndpointScope& operator=(const EndpointScope&) = delete;
-
- private:
-  WorkerEndpoint* previous_;
-};
-
 }  // namespace
-
-WorkerEndpoint* current_worker_endpoint() { return current_endpoint; }
 
 void worker_loop(WorkerEndpoint& endpoint, Dataset& dataset, const WorkerConfig& config) {
   WorkerInfo info;
@@ -77,8 +58,8 @@ void worker_loop(WorkerEndpoint& endpoint, Dataset& dataset, const WorkerConfig&
   info.loader = config.loader;
   info.dataset = &dataset;
   info.in_own_process = config.in_own_process;
+  info.endpoint = &endpoint;
   const WorkerInfoScope scope(&info);
-  const EndpointScope endpoint_scope(&endpoint);
   const pid_t pid = ::getpid();
 
   if (!endpoint.send(lifecycle(MessageType::started, config, pid))) return;

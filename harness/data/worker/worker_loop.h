@@ -28,10 +28,4 @@ struct WorkerConfig {
 /// dataset or from worker_init_fn goes back to the parent as an `error` message.
 void worker_loop(WorkerEndpoint& endpoint, Dataset& dataset, const WorkerConfig& config);
 
-/// The endpoint of the worker loop running on this thread, or null outside one. Not part of
-/// get_worker_info(), which mirrors torch's: it is for a dataset that must block until its
-/// worker is told to stop (the fault tests' hang), so that even a blocked thread worker can be
-/// shut down.
-WorkerEndpoint* current_worker_endpoint();
-
 }  // namespace dlreset::data

@@ -10,6 +10,7 @@
 
 #include "harness/data/data_loader_options.h"
 #include "harness/data/worker/protocol.h"
+#include "harness/data/worker/transport_stats.h"
 #include "harness/data/worker/worker_loop.h"
 
 namespace dlreset::data {
@@ -63,23 +64,8 @@ class WorkerPool {
   /// and so does any later one that would wait (shutdown's messages excepted): stopping the
   /// pin-memory thread must not wait on a worker that reads nothing.
   virtual void cancel_sends() {}
-  /// Shared-memory slots that hold a batch in flight or in use (process back-ends; none for
-  /// threads, whose batches never leave the process).
-  virtual int slots_in_use() const { return 0; }
-  /// Batches that arrived in a slot, and those that travelled in their message because every
-  /// slot of their worker was held.
-  virtual std::int64_t batches_in_slots() const { return 0; }
-  virtual std::int64_t batches_without_a_slot() const { return 0; }
-  /// Batch-sized blocks taken from the heap for batches outside the slots: those that came in
-  /// their message (process workers) and every batch of thread workers. Freed batches give
-  /// their blocks back to a pool (feature_buffer_pool.h), so in the steady state this stops
-  /// growing.
-  virtual std::int64_t feature_blocks_allocated() const { return 0; }
-  /// Tasks and batches that went as descriptors on the process workers' shared-memory rings
-  /// (worker/descriptor_ring.h), both ways, and the times one side woke the other with a
-  /// ring's bell: a descriptor that found its reader awake needed none.
-  virtual std::int64_t ring_descriptors() const { return 0; }
-  virtual std::int64_t doorbells() const { return 0; }
+  /// How the batches travelled so far (transport_stats.h).
+  virtual TransportStats stats() const = 0;
 };
 
 /// Starts one worker per launch with the given back-end.
