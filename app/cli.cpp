@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -219,6 +220,71 @@ std::string dlreset_man_page_sections() {
          "share/doc/dlreset (/usr/share/doc/dlreset from the Debian package).\n";
 }
 
+/// What `run` needs beyond the parser's checks, folded into `options`: the flags, the device,
+/// the job's ranks. The exit status of a usage error, said on stderr; nothing when the run can
+/// go ahead.
+std::optional<int> finish_run_options(const CLI::App& run, RunOptions& options, const RunFlags& flags, int argc,
+                                      char** argv) {
+  if (options.json_path == "-" && options.events_path == "-") {
+    std::cerr << "dlreset: --json - and --events - would both write to stdout, as two JSON "
+                 "documents in one stream; send one of them to a file.\n";
+    return kExitUsage;
+  }
+  flags.apply(options);
+  if (options.persistent_workers && options.workers == 0) {
+    // PyTorch refuses persistent_workers with 0 workers; the command line means "as
+    // persistent as possible", so 0 workers simply run without.
+    options.persistent_workers = false;
+  }
+  try {
+    workload::resolve_device(options.device);
+  } catch (const std::invalid_argument& error) {
+    std::cerr << "dlreset: --device: " << error.what() << "\n";
+    return kExitUsage;
+  }
+  options.argv.assign(argv, argv + argc);
+#if DLRESET_HAVE_DIST
+  try {
+    resolve_job(options, run.count("--ranks") > 0, [](const char* name) { return std::getenv(name); });
+  } catch (const dist::DistError& error) {
+    std::cerr << "dlreset: " << error.what() << "\n";
+    return kExitUsage;
+  }
+#else
+  static_cast<void>(run);
+  if (options.ranks > 1 || std::getenv("WORLD_SIZE") != nullptr) {
+    std::cerr << "dlreset: this dlreset was built without c10d's Gloo, so it runs no multi-rank job; "
+                 "install libgloo-dev and build it again.\n";
+    return kExitUsage;
+  }
+#endif
+  return std::nullopt;
+}
+
+/// The demo's choices given as text, into `options` (the parser checked them already).
+void finish_demo_options(DemoOptions& options, const std::string& color, const std::string& method) {
+  options.color = color == "always" ? ColorMode::always : color == "never" ? ColorMode::never : ColorMode::automatic;
+  options.start_method = *data::parse_start_method(method);
+}
+
+/// A command's failure, said in one line on stderr, and its exit status.
+int status_for_failure(const std::exception_ptr& failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const data::InterruptedError& error) {
+    // Unwinding to here destroyed the loaders: their workers are shut down and reaped.
+    std::cerr << "dlreset: interrupted by signal " << error.signal_number() << " ("
+              << strsignal(error.signal_number()) << "); the DataLoader workers were shut down.\n";
+    return exit_status_for_signal(error.signal_number());
+  } catch (const data::DatasetError& error) {
+    std::cerr << "dlreset: the data set cannot be used: " << error.what() << "\n";
+    return kExitFailure;
+  } catch (const std::exception& error) {
+    std::cerr << "dlreset: " << error.what() << "\n";
+    return kExitFailure;
+  }
+}
+
 }  // namespace
 
 int main_cli(int argc, char** argv) {
@@ -282,38 +348,7 @@ int main_cli(int argc, char** argv) {
 
   try {
     if (run->parsed()) {
-      if (run_options.json_path == "-" && run_options.events_path == "-") {
-        std::cerr << "dlreset: --json - and --events - would both write to stdout, as two JSON "
-                     "documents in one stream; send one of them to a file.\n";
-        return kExitUsage;
-      }
-      run_flags.apply(run_options);
-      if (run_options.persistent_workers && run_options.workers == 0) {
-        // PyTorch refuses persistent_workers with 0 workers; the command line means "as
-        // persistent as possible", so 0 workers simply run without.
-        run_options.persistent_workers = false;
-      }
-      try {
-        workload::resolve_device(run_options.device);
-      } catch (const std::invalid_argument& error) {
-        std::cerr << "dlreset: --device: " << error.what() << "\n";
-        return kExitUsage;
-      }
-      run_options.argv.assign(argv, argv + argc);
-#if DLRESET_HAVE_DIST
-      try {
-        resolve_job(run_options, run->count("--ranks") > 0, [](const char* name) { return std::getenv(name); });
-      } catch (const dist::DistError& error) {
-        std::cerr << "dlreset: " << error.what() << "\n";
-        return kExitUsage;
-      }
-#else
-      if (run_options.ranks > 1 || std::getenv("WORLD_SIZE") != nullptr) {
-        std::cerr << "dlreset: this dlreset was built without c10d's Gloo, so it runs no multi-rank job; "
-                     "install libgloo-dev and build it again.\n";
-        return kExitUsage;
-      }
-#endif
+      if (const std::optional<int> bad = finish_run_options(*run, run_options, run_flags, argc, argv)) return *bad;
       const SignalGuard stop_signals;
       return status_after_signals(run_command(run_options));
     }
@@ -325,25 +360,13 @@ int main_cli(int argc, char** argv) {
       return watch_command(watch_options);
     }
     if (demo->parsed()) {
-      demo_options.color = demo_color == "always"  ? ColorMode::always
-                           : demo_color == "never" ? ColorMode::never
-                                                   : ColorMode::automatic;
-      demo_options.start_method = *data::parse_start_method(demo_method);
+      finish_demo_options(demo_options, demo_color, demo_method);
       // Ctrl-C in a workshop stops a run's workers cleanly, or ends the wait for Enter.
       const SignalGuard stop_signals;
       return status_after_signals(demo_command(demo_options));
     }
-  } catch (const data::InterruptedError& error) {
-    // Unwinding to here destroyed the loaders: their workers are shut down and reaped.
-    std::cerr << "dlreset: interrupted by signal " << error.signal_number() << " ("
-              << strsignal(error.signal_number()) << "); the DataLoader workers were shut down.\n";
-    return exit_status_for_signal(error.signal_number());
-  } catch (const data::DatasetError& error) {
-    std::cerr << "dlreset: the data set cannot be used: " << error.what() << "\n";
-    return kExitFailure;
-  } catch (const std::exception& error) {
-    std::cerr << "dlreset: " << error.what() << "\n";
-    return kExitFailure;
+  } catch (...) {
+    return status_for_failure(std::current_exception());
   }
   return kExitUsage;
 }
