@@ -9,12 +9,13 @@
 # #include "harness/data/data_loader.h" exactly as dlreset's own code does.
 #
 # The libraries are static, as in the build: their private dependencies (zlib, Boost.Stacktrace,
-# libdl) are linked by their users, so the config file finds those too.
+# libdl, dlreset::sys, whose headers stay out of the install) are linked by their users, so the
+# config file finds those too.
 
 include(CMakePackageConfigHelpers)
 
 set(dlreset_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/dlreset)
-install(TARGETS dlreset_trace dlreset_data_core dlreset_data dlreset_testing
+install(TARGETS dlreset_sys dlreset_trace dlreset_data_core dlreset_data dlreset_testing
   EXPORT dlresetTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dlreset)
@@ -28,7 +29,7 @@ get_target_property(DLRESET_STACKTRACE_BACKEND dlreset_trace DLRESET_STACKTRACE_
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/dlresetConfig.cmake.in
   ${PROJECT_BINARY_DIR}/dlresetConfig.cmake
   INSTALL_DESTINATION ${dlreset_cmake_dir})
-# 0.x: a minor release may change the API, so 0.4 accepts 0.4.* only.
+# 0.x: a minor release may change the API, so 0.5 accepts 0.5.* only.
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/dlresetConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/dlresetConfig.cmake ${PROJECT_BINARY_DIR}/dlresetConfigVersion.cmake
