@@ -23,7 +23,7 @@
 #include "app/run_options.h"
 #include "app/signal_guard.h"
 #include "app/watch_command.h"
-#include "harness/dist/rendezvous.h"
+#include "harness/distributed/rendezvous.h"
 #include "harness/data/errors.h"
 #include "harness/data/interrupt.h"
 #include "harness/workload/device.h"

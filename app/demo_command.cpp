@@ -240,8 +240,8 @@ class Demo {
     const std::filesystem::path prefix = bin.parent_path();
     if (!error && std::filesystem::exists(prefix / "CTestTestfile.cmake", error)) {
       return "\n  What guards it: ctest --test-dir " + prefix.string() + " -L regression\n"
-             "  (tests/loops/fit_counts_test.cpp checks these counts for every variant; "
-             "tests/loops/workers_are_shutdown_test.cpp is Lightning's own test, ported).\n"
+             "  (tests/lightning/fit_counts_test.cpp checks these counts for every variant; "
+             "tests/lightning/workers_are_shutdown_test.cpp is Lightning's own test, ported).\n"
              "  Check a Python loop of your own: " + (bin / "dlreset").string() +
              " watch -- python3 train.py\n";
     }

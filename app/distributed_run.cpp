@@ -19,7 +19,7 @@
 #include "app/run_report.h"
 #include "harness/data/errors.h"
 #include "harness/data/interrupt.h"
-#include "harness/dist/process_group.h"
+#include "harness/distributed/process_group.h"
 #include "harness/profiler/simple_profiler.h"
 
 namespace dlreset::app {

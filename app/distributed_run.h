@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "app/run_options.h"
-#include "harness/dist/rendezvous.h"
+#include "harness/distributed/rendezvous.h"
 
 namespace dlreset::app {
 

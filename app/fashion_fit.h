@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "app/run_options.h"
-#include "app/variants/fit_report.h"
-#include "harness/loops/callback.h"
-#include "harness/loops/trainer_options.h"
+#include "variants/fit_report.h"
+#include "harness/lightning/callback.h"
+#include "harness/lightning/trainer_options.h"
 #include "harness/profiler/profiler.h"
 #include "harness/trace/event_log.h"
 

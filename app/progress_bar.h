@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-#include "harness/loops/callback.h"
+#include "harness/lightning/callback.h"
 
 namespace dlreset::app {
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "app/variants/variant.h"
+#include "variants/variant.h"
 #include "harness/data/data_loader_options.h"
-#include "harness/dist/rendezvous.h"
+#include "harness/distributed/rendezvous.h"
 
 #ifndef DLRESET_DATA_DIR
 #define DLRESET_DATA_DIR "/usr/share/datasets/fashion-mnist"

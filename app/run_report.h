@@ -8,7 +8,7 @@
 
 #include "app/json_file.h"  // write_json, for every JSON output of the command
 #include "app/run_options.h"
-#include "app/variants/fit_report.h"
+#include "variants/fit_report.h"
 
 namespace dlreset::app {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "app/variants/fit_report.h"
+#include "variants/fit_report.h"
 #include "bench/benches.h"
 #include "bench/support/memory_sampler.h"
 #include "harness/data/data_loader.h"

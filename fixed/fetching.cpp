@@ -1,7 +1,7 @@
 // Mirrors pytorch_lightning/utilities/fetching.py @ 1.5.1: DataFetcher.reset and teardown.
 #include "fixed/fetching.h"
 
-#include "harness/loops/supporters.h"
+#include "harness/lightning/supporters.h"
 
 namespace dlreset::fixed {
 

@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "harness/loops/fetching.h"
+#include "harness/lightning/fetching.h"
 
 namespace dlreset::fixed {
 

@@ -1,7 +1,7 @@
 // Mirrors pytorch_lightning/utilities/fetching.py @ 1.5.0: DataFetcher.reset and teardown.
 #include "repro/fetching.h"
 
-#include "harness/loops/supporters.h"
+#include "harness/lightning/supporters.h"
 
 namespace dlreset::repro {
 

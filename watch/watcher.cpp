@@ -14,6 +14,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "harness/sys/clock.h"
 #include "harness/sys/pidfd.h"

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/loops/lightning_module.h"
+#include "harness/lightning/lightning_module.h"
 
 namespace dlreset::workload {
 

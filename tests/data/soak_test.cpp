@@ -14,7 +14,7 @@
 
 #include "harness/data/data_loader.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
-#include "harness/loops/supporters.h"
+#include "harness/lightning/supporters.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/process_census.h"
 

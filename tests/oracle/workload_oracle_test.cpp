@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "app/run_options.h"
-#include "app/variants/vanilla_fit.h"
+#include "variants/vanilla_fit.h"
 #include "harness/data/data_loader.h"
 #include "harness/data/idx_dataset.h"
-#include "harness/loops/callback.h"
-#include "harness/loops/trainer_options.h"
+#include "harness/lightning/callback.h"
+#include "harness/lightning/trainer_options.h"
 #include "harness/workload/fashion_mnist_module.h"
 #include "tests/support/command.h"
 #include "tests/support/fixtures.h"

@@ -1,8 +1,0 @@
-// Mirrors pytorch_lightning/utilities/apply_func.py @ 1.5.0.
-#include "harness/loops/apply_func.h"
-
-namespace dlreset::loops {
-
-void apply_to_collection(data::DataLoader& data, void (*function)(data::DataLoader&)) { function(data); }
-
-}  // namespace dlreset::loops

@@ -1,0 +1,49 @@
+#include "variants/fit_report.h"
+
+#include <chrono>
+#include <utility>
+
+namespace dlreset::variants {
+
+namespace {
+
+LoaderReport report_of(data::DataLoader& loader, const std::vector<trace::Event>& events) {
+  LoaderReport report;
+  report.counters = loader.counters();
+  for (const trace::Event& event : events) {
+    if (event.kind != trace::EventKind::iterator_reset || event.loader != loader.name()) continue;
+    if (event.phase == "teardown") {
+      ++report.resets_at_teardown;
+    } else {
+      ++report.resets_during_fit;
+    }
+  }
+  report.iterator_null_at_end = loader.iterator() == nullptr;
+  return report;
+}
+
+}  // namespace
+
+FitReport run_fit(Variant variant, loops::LightningModule& model,
+                  const std::shared_ptr<data::DataLoader>& train_dataloader,
+                  const std::shared_ptr<data::DataLoader>& val_dataloader, loops::TrainerOptions options) {
+  trace::EventLog& log = trace::EventLog::global();
+  log.clear();
+  const double origin_s = log.origin_s();
+  RunRecorder recorder(options.reduce_mean);
+  options.callbacks.insert(options.callbacks.begin(), &recorder);
+  const auto start = std::chrono::steady_clock::now();
+  const FitLoaders ran = fit(variant, model, train_dataloader, val_dataloader, std::move(options));
+  FitReport report;
+  report.total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.variant = variant;
+  report.origin_s = origin_s;
+  report.events = log.events();
+  report.train = report_of(*ran.train, report.events);
+  if (ran.val) report.val = report_of(*ran.val, report.events);
+  report.epochs = recorder.epochs();
+  report.sanity_check_s = recorder.sanity_check_seconds();
+  return report;
+}
+
+}  // namespace dlreset::variants
