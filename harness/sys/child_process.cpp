@@ -20,8 +20,9 @@ std::vector<char*> exec_pointers(std::vector<std::string>& strings) {
 std::vector<std::string> environment_with(const std::vector<std::string>& overrides) {
   const auto overridden = [&](const char* entry) {
     for (const std::string& override : overrides) {
-      const std::size_t name = override.find('=') + 1;  // the name and its '=', or all of it
-      if (std::strncmp(entry, override.c_str(), name) == 0) return true;
+      // The name and its '='; an override without one names nothing, and replaces nothing.
+      const std::size_t equals = override.find('=');
+      if (equals != std::string::npos && std::strncmp(entry, override.c_str(), equals + 1) == 0) return true;
     }
     return false;
   };

@@ -70,6 +70,10 @@ TEST(ChildProcess, AnOverrideReplacesTheEntryOfItsNameAndComesLast) {
   // A name that only begins like the override's is another variable.
   EXPECT_THAT(ours, ElementsAre("DLRESET_SYS_TEST_AB=kept", "DLRESET_SYS_TEST_A=new"));
   EXPECT_EQ(environment.back(), "DLRESET_SYS_TEST_A=new");
+  // An entry without '=' names no variable: it must not take the place of every entry.
+  int kept = 0;
+  for (const std::string& entry : environment_with({"NO_EQUALS_SIGN"})) kept += entry == "DLRESET_SYS_TEST_AB=kept";
+  EXPECT_EQ(kept, 1);
   ::unsetenv("DLRESET_SYS_TEST_A");
   ::unsetenv("DLRESET_SYS_TEST_AB");
 }

@@ -1,9 +1,7 @@
 #include "harness/data/worker/process_worker_pool.h"
 
 #include <poll.h>
-#include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,7 +10,6 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
-#include <thread>
 #include <utility>
 
 #include "harness/data/dataset.h"
