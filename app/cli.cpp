@@ -24,8 +24,8 @@
 #include "app/signal_guard.h"
 #include "app/watch_command.h"
 #include "harness/distributed/rendezvous.h"
-#include "harness/data/errors.h"
-#include "harness/data/interrupt.h"
+#include "harness/data/core/errors.h"
+#include "harness/data/core/interrupt.h"
 #include "harness/workload/device.h"
 
 namespace dlreset::app {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/data/data_loader_options.h"
+#include "harness/data/core/data_loader_options.h"
 
 #ifndef DLRESET_DATA_DIR
 #define DLRESET_DATA_DIR "/usr/share/datasets/fashion-mnist"

@@ -17,8 +17,8 @@
 #include "app/progress_bar.h"
 #include "app/rank_launcher.h"
 #include "app/run_report.h"
-#include "harness/data/errors.h"
-#include "harness/data/interrupt.h"
+#include "harness/data/core/errors.h"
+#include "harness/data/core/interrupt.h"
 #include "harness/distributed/process_group.h"
 #include "harness/profiler/simple_profiler.h"
 

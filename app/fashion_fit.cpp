@@ -5,7 +5,7 @@
 
 #include "app/embedded_sources.h"
 #include "harness/data/data_loader.h"
-#include "harness/data/idx_dataset.h"
+#include "harness/data/core/datasets/idx_dataset.h"
 #include "harness/workload/fashion_mnist_module.h"
 
 namespace dlreset::app {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "variants/variant.h"
-#include "harness/data/data_loader_options.h"
+#include "harness/data/core/data_loader_options.h"
 #include "harness/distributed/rendezvous.h"
 
 #ifndef DLRESET_DATA_DIR

@@ -1,6 +1,6 @@
 #include "app/signal_guard.h"
 
-#include "harness/data/interrupt.h"
+#include "harness/data/core/interrupt.h"
 
 namespace dlreset::app {
 

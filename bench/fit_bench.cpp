@@ -14,7 +14,7 @@
 #include "bench/benches.h"
 #include "bench/support/memory_sampler.h"
 #include "harness/data/data_loader.h"
-#include "harness/data/idx_dataset.h"
+#include "harness/data/core/datasets/idx_dataset.h"
 #include "harness/workload/fashion_mnist_module.h"
 
 namespace dlreset::bench {

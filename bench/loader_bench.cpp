@@ -28,9 +28,9 @@
 
 #include "bench/benches.h"
 #include "harness/data/data_loader.h"
-#include "harness/data/idx_dataset.h"
+#include "harness/data/core/datasets/idx_dataset.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
-#include "harness/data/synthetic_dataset.h"
+#include "harness/data/core/datasets/synthetic_dataset.h"
 #include "harness/sys/proc_stat.h"
 
 namespace dlreset::bench {

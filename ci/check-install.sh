@@ -2,7 +2,7 @@
 # Checks dlreset as a CMake package: installs the default preset's build (build/) into a
 # temporary prefix, then configures, builds and runs examples/own_loop, copied out of the
 # source tree, against that prefix alone (CMAKE_PREFIX_PATH=<prefix>), and checks that its
-# build read nothing from the source tree. Also runs the installed dlreset from the prefix.
+# build read nothing from the source tree and that no internal header was installed. Also runs the installed dlreset from the prefix.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +22,13 @@ for file in lib/cmake/dlreset/dlresetConfig.cmake lib/cmake/dlreset/dlresetConfi
             share/dlreset/plots/plot_workers.py \
             share/doc/dlreset/README.md; do
   [ -f "$prefix/$file" ] || { echo "check-install.sh: the install has no $file." >&2; exit 1; }
+done
+# Only the public headers are installed (cmake/DlresetInstall.cmake): the worker back-ends and
+# the transport stay dlreset's own.
+for file in include/dlreset/harness/data/core/worker/process_worker_pool.h \
+            include/dlreset/harness/data/core/worker/transport/protocol.h \
+            include/dlreset/harness/data/multi_processing_dataloader_iter.h; do
+  [ ! -e "$prefix/$file" ] || { echo "check-install.sh: the install has $file, which is not public." >&2; exit 1; }
 done
 (cd "$work" && "$prefix/bin/dlreset" --version)
 

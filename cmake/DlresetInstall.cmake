@@ -19,10 +19,56 @@ install(TARGETS dlreset_sys dlreset_trace dlreset_data_core dlreset_data dlreset
   EXPORT dlresetTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dlreset)
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/harness/data ${PROJECT_SOURCE_DIR}/harness/trace
-                  ${PROJECT_SOURCE_DIR}/harness/testing
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dlreset/harness
-  FILES_MATCHING PATTERN "*.h")
+# The public headers: what a training loop of its own includes (examples/own_loop), and what
+# those include. The rest (the worker back-ends, the transport, the iterators' insides) is
+# dlreset's own and may change in any release, so it is not installed. The loop below stops the
+# configure step when a public header includes one that is not public: its users could not
+# compile it.
+set(dlreset_public_headers
+  harness/data/base_dataloader_iter.h
+  harness/data/batch.h
+  harness/data/batch_iterator.h
+  harness/data/collate.h
+  harness/data/data_loader.h
+  harness/data/distributed_sampler.h
+  harness/data/loader_state.h
+  harness/data/random_sampler.h
+  harness/data/reset_observer.h
+  harness/data/core/data_loader_options.h
+  harness/data/core/errors.h
+  harness/data/core/datasets/dataset.h
+  harness/data/core/datasets/dataset_registry.h
+  harness/data/core/datasets/idx_dataset.h
+  harness/data/core/datasets/sample_shape.h
+  harness/data/core/datasets/synthetic_dataset.h
+  harness/data/core/memory/block_source.h
+  harness/data/core/memory/raw_batch.h
+  harness/data/core/samplers/batch_sampler.h
+  harness/data/core/samplers/sampler.h
+  harness/data/core/samplers/sequential_sampler.h
+  harness/data/core/worker/worker_info.h
+  harness/testing/failure_capture.h
+  harness/testing/loader_matchers.h
+  harness/testing/loader_watch.h
+  harness/trace/event_log.h
+  harness/trace/reset_trace.h
+  harness/trace/stack_trace.h
+  harness/trace/traced.h
+  harness/trace/watched.h)
+foreach(header IN LISTS dlreset_public_headers)
+  file(STRINGS ${PROJECT_SOURCE_DIR}/${header} includes REGEX "^#include \"harness/")
+  foreach(line IN LISTS includes)
+    string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" included "${line}")
+    if(NOT included IN_LIST dlreset_public_headers)
+      message(FATAL_ERROR "${header} is installed and includes ${included}, which is not: a user "
+                          "of the installed headers could not compile it. Add ${included} to "
+                          "dlreset_public_headers in cmake/DlresetInstall.cmake, or include it "
+                          "from a .cpp file instead.")
+    endif()
+  endforeach()
+  get_filename_component(header_dir ${header} DIRECTORY)
+  install(FILES ${PROJECT_SOURCE_DIR}/${header} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dlreset/${header_dir})
+endforeach()
 install(EXPORT dlresetTargets NAMESPACE dlreset:: DESTINATION ${dlreset_cmake_dir})
 
 get_target_property(DLRESET_STACKTRACE_BACKEND dlreset_trace DLRESET_STACKTRACE_BACKEND)

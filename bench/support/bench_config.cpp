@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "harness/data/idx_reader.h"
+#include "harness/data/core/datasets/idx_reader.h"
 
 namespace dlreset::bench {
 

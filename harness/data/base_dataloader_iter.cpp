@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "harness/data/collate.h"
-#include "harness/data/interrupt.h"
-#include "harness/data/splitmix64.h"
+#include "harness/data/core/interrupt.h"
+#include "harness/data/core/splitmix64.h"
 #include "harness/trace/event_log.h"
 
 namespace dlreset::data {

@@ -9,7 +9,7 @@
 #include "harness/data/batch_iterator.h"
 #include "harness/data/collate.h"
 #include "harness/data/loader_state.h"
-#include "harness/data/raw_batch.h"
+#include "harness/data/core/memory/raw_batch.h"
 
 namespace dlreset::data {
 

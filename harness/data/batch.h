@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "harness/data/raw_batch.h"
+#include "harness/data/core/memory/raw_batch.h"
 
 namespace dlreset::data {
 

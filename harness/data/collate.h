@@ -4,7 +4,7 @@
 #include <functional>
 
 #include "harness/data/batch.h"
-#include "harness/data/raw_batch.h"
+#include "harness/data/core/memory/raw_batch.h"
 
 namespace dlreset::data {
 

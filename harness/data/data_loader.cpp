@@ -8,10 +8,10 @@
 #include <string>
 #include <utility>
 
-#include "harness/data/errors.h"
+#include "harness/data/core/errors.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/data/random_sampler.h"
-#include "harness/data/sequential_sampler.h"
+#include "harness/data/core/samplers/sequential_sampler.h"
 #include "harness/data/single_process_dataloader_iter.h"
 #include "harness/trace/reset_trace.h"
 

@@ -9,8 +9,8 @@
 
 #include "harness/data/base_dataloader_iter.h"
 #include "harness/data/batch_iterator.h"
-#include "harness/data/data_loader_options.h"
-#include "harness/data/dataset.h"
+#include "harness/data/core/data_loader_options.h"
+#include "harness/data/core/datasets/dataset.h"
 #include "harness/data/loader_state.h"
 #include "harness/data/reset_observer.h"
 #include "harness/trace/watched.h"

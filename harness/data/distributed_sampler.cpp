@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/data/errors.h"
+#include "harness/data/core/errors.h"
 #include "harness/data/random_sampler.h"
 
 namespace dlreset::data {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "harness/data/sampler.h"
+#include "harness/data/core/samplers/sampler.h"
 
 namespace dlreset::data {
 

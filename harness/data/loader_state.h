@@ -8,10 +8,10 @@
 #include <memory>
 #include <utility>
 
-#include "harness/data/batch_sampler.h"
+#include "harness/data/core/samplers/batch_sampler.h"
 #include "harness/data/collate.h"
-#include "harness/data/data_loader_options.h"
-#include "harness/data/dataset.h"
+#include "harness/data/core/data_loader_options.h"
+#include "harness/data/core/datasets/dataset.h"
 
 namespace dlreset::data {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <utility>
 
-#include "harness/data/errors.h"
-#include "harness/data/worker/status_check.h"
+#include "harness/data/core/errors.h"
+#include "harness/data/core/worker/status_check.h"
 #include "harness/trace/event_log.h"
 
 namespace dlreset::data {

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <utility>
 
-#include "harness/data/errors.h"
-#include "harness/data/interrupt.h"
-#include "harness/data/worker/status_check.h"
-#include "harness/data/worker/worker_pool.h"
+#include "harness/data/core/errors.h"
+#include "harness/data/core/interrupt.h"
+#include "harness/data/core/worker/status_check.h"
+#include "harness/data/core/worker/worker_pool.h"
 #include "harness/trace/event_log.h"
 
 namespace dlreset::data {

@@ -15,8 +15,8 @@
 
 #include "harness/data/batch.h"
 #include "harness/data/collate.h"
-#include "harness/data/worker/blocking_queue.h"
-#include "harness/data/worker/protocol.h"
+#include "harness/data/core/worker/blocking_queue.h"
+#include "harness/data/core/worker/transport/protocol.h"
 
 namespace dlreset::data {
 

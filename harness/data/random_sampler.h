@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/data/sampler.h"
+#include "harness/data/core/samplers/sampler.h"
 
 namespace dlreset::data {
 

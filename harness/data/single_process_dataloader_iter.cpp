@@ -7,8 +7,8 @@
 #include <optional>
 #include <utility>
 
-#include "harness/data/block_pool.h"
-#include "harness/data/fetch.h"
+#include "harness/data/core/memory/block_pool.h"
+#include "harness/data/core/fetch.h"
 #include "harness/trace/event_log.h"
 
 namespace dlreset::data {

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "harness/data/base_dataloader_iter.h"
-#include "harness/data/block_source.h"
+#include "harness/data/core/memory/block_source.h"
 
 namespace dlreset::data {
 

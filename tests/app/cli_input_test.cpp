@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "app/cli.h"
-#include "harness/data/idx_reader.h"
+#include "harness/data/core/datasets/idx_reader.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/process_census.h"
 

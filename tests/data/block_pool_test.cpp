@@ -1,4 +1,4 @@
-#include "harness/data/block_pool.h"
+#include "harness/data/core/memory/block_pool.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "harness/data/collate.h"
-#include "harness/data/raw_batch.h"
+#include "harness/data/core/memory/raw_batch.h"
 
 namespace dlreset::data {
 namespace {

@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "harness/data/errors.h"
+#include "harness/data/core/errors.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
-#include "harness/data/worker/worker_info.h"
+#include "harness/data/core/worker/worker_info.h"
 #include "tests/support/fault_dataset.h"
 #include "tests/support/fixtures.h"
 

@@ -1,6 +1,6 @@
 // A dataset of a user's own registers its kind and runs under every start method, spawn
 // included: the spawned worker, a fresh run of this test program, rebuilds it by that kind.
-#include "harness/data/dataset_registry.h"
+#include "harness/data/core/datasets/dataset_registry.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "harness/data/data_loader.h"
-#include "harness/data/errors.h"
-#include "harness/data/worker/worker_info.h"
+#include "harness/data/core/errors.h"
+#include "harness/data/core/worker/worker_info.h"
 #include "tests/support/fixtures.h"
 
 namespace dlreset::data {

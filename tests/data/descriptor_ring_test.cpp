@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "harness/data/worker/descriptor_ring.h"
+#include "harness/data/core/worker/transport/descriptor_ring.h"
 
 namespace dlreset::data {
 namespace {

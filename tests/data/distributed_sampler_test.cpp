@@ -12,8 +12,8 @@
 
 #include "harness/data/data_loader.h"
 #include "harness/data/distributed_sampler.h"
-#include "harness/data/errors.h"
-#include "harness/data/synthetic_dataset.h"
+#include "harness/data/core/errors.h"
+#include "harness/data/core/datasets/synthetic_dataset.h"
 #include "tests/support/fixtures.h"
 
 namespace dlreset::data {

@@ -1,4 +1,4 @@
-#include "harness/data/idx_reader.h"
+#include "harness/data/core/datasets/idx_reader.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/data/errors.h"
-#include "harness/data/idx_dataset.h"
+#include "harness/data/core/errors.h"
+#include "harness/data/core/datasets/idx_dataset.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/process_census.h"
 

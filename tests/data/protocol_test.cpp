@@ -1,4 +1,4 @@
-#include "harness/data/worker/protocol.h"
+#include "harness/data/core/worker/transport/protocol.h"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,12 @@
 // A sample's shape keeps every dim, in the object while it is short and on the heap beyond.
-#include "harness/data/sample_shape.h"
+#include "harness/data/core/datasets/sample_shape.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
-#include "harness/data/dataset.h"
+#include "harness/data/core/datasets/dataset.h"
 
 namespace dlreset::data {
 namespace {

@@ -6,9 +6,9 @@
 #include <numeric>
 #include <vector>
 
-#include "harness/data/batch_sampler.h"
+#include "harness/data/core/samplers/batch_sampler.h"
 #include "harness/data/random_sampler.h"
-#include "harness/data/sequential_sampler.h"
+#include "harness/data/core/samplers/sequential_sampler.h"
 
 namespace dlreset::data {
 namespace {

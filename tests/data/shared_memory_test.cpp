@@ -19,8 +19,8 @@
 
 #include "harness/data/data_loader.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
-#include "harness/data/synthetic_dataset.h"
-#include "harness/data/worker/shared_slots.h"
+#include "harness/data/core/datasets/synthetic_dataset.h"
+#include "harness/data/core/worker/transport/shared_slots.h"
 #include "tests/support/fixtures.h"
 
 namespace dlreset::data {

@@ -19,11 +19,11 @@
 #include <vector>
 
 #include "harness/data/data_loader.h"
-#include "harness/data/errors.h"
-#include "harness/data/interrupt.h"
+#include "harness/data/core/errors.h"
+#include "harness/data/core/interrupt.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
-#include "harness/data/worker/status_check.h"
-#include "harness/data/worker/worker_info.h"
+#include "harness/data/core/worker/status_check.h"
+#include "harness/data/core/worker/worker_info.h"
 #include "harness/trace/event_log.h"
 #include "tests/support/fault_dataset.h"
 #include "tests/support/fixtures.h"

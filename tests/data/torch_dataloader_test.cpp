@@ -43,11 +43,11 @@
 #include <vector>
 
 #include "harness/data/data_loader.h"
-#include "harness/data/errors.h"
+#include "harness/data/core/errors.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
-#include "harness/data/worker/status_check.h"
-#include "harness/data/synthetic_dataset.h"
-#include "harness/data/worker/worker_info.h"
+#include "harness/data/core/worker/status_check.h"
+#include "harness/data/core/datasets/synthetic_dataset.h"
+#include "harness/data/core/worker/worker_info.h"
 #include "tests/support/fault_dataset.h"
 #include "tests/support/probe_dataset.h"
 #include "tests/support/process_census.h"

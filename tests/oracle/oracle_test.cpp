@@ -20,9 +20,9 @@
 #include <string>
 
 #include "harness/data/data_loader.h"
-#include "harness/data/errors.h"
+#include "harness/data/core/errors.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
-#include "harness/data/synthetic_dataset.h"
+#include "harness/data/core/datasets/synthetic_dataset.h"
 #include "harness/trace/event_log.h"
 #include "tests/support/command.h"
 #include "tests/support/fault_dataset.h"

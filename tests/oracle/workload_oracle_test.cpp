@@ -19,7 +19,7 @@
 #include "app/run_options.h"
 #include "variants/vanilla_fit.h"
 #include "harness/data/data_loader.h"
-#include "harness/data/idx_dataset.h"
+#include "harness/data/core/datasets/idx_dataset.h"
 #include "harness/lightning/callback.h"
 #include "harness/lightning/trainer_options.h"
 #include "harness/workload/fashion_mnist_module.h"

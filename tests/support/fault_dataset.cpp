@@ -9,9 +9,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "harness/data/dataset_registry.h"
-#include "harness/data/splitmix64.h"
-#include "harness/data/worker/worker_info.h"
+#include "harness/data/core/datasets/dataset_registry.h"
+#include "harness/data/core/splitmix64.h"
+#include "harness/data/core/worker/worker_info.h"
 #include "harness/trace/event_log.h"
 
 namespace dlreset::testing {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "harness/data/data_loader.h"
-#include "harness/data/synthetic_dataset.h"
+#include "harness/data/core/datasets/synthetic_dataset.h"
 
 namespace dlreset::testing {
 

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "harness/data/idx_reader.h"
+#include "harness/data/core/datasets/idx_reader.h"
 
 namespace dlreset::testing {
 

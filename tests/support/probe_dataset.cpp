@@ -4,9 +4,9 @@
 
 #include <stdexcept>
 
-#include "harness/data/dataset_registry.h"
-#include "harness/data/errors.h"
-#include "harness/data/worker/worker_info.h"
+#include "harness/data/core/datasets/dataset_registry.h"
+#include "harness/data/core/errors.h"
+#include "harness/data/core/worker/worker_info.h"
 
 namespace dlreset::testing {
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "harness/data/dataset.h"
+#include "harness/data/core/datasets/dataset.h"
 
 namespace dlreset::testing {
 

@@ -1,0 +1,28 @@
+#include "harness/data/core/worker/worker_pool.h"
+
+#include <utility>
+
+#include "harness/data/core/worker/process_worker_pool.h"
+#include "harness/data/core/worker/thread_worker_pool.h"
+#include "harness/trace/event_log.h"
+
+namespace dlreset::data {
+
+Message spawned_report(int worker_id, std::int64_t pid) {
+  Message spawned;
+  spawned.type = MessageType::spawned;
+  spawned.worker_id = worker_id;
+  spawned.pid = pid;
+  spawned.time_s = trace::monotonic_now_s();
+  return spawned;
+}
+
+std::unique_ptr<WorkerPool> start_worker_pool(StartMethod method, std::vector<WorkerLaunch> launches,
+                                              LifecycleHandler on_lifecycle) {
+  if (method == StartMethod::thread) {
+    return std::make_unique<ThreadWorkerPool>(std::move(launches), std::move(on_lifecycle));
+  }
+  return std::make_unique<ProcessWorkerPool>(method, std::move(launches), std::move(on_lifecycle));
+}
+
+}  // namespace dlreset::data
