@@ -2,6 +2,7 @@
 // is taken in its place whichever way it came, and one whose place was taken is refused.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
