@@ -21,7 +21,7 @@ struct IteratorStats {
   /// proof that workers finished out of order while batches still went out in order.
   std::int64_t results_held_for_their_turn = 0;
   /// How the workers' batches travelled; zeros before the workers start.
-  TransportStats transport;
+  detail::TransportStats transport;
 };
 
 }  // namespace dlreset::data

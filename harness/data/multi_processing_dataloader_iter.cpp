@@ -15,12 +15,12 @@ namespace dlreset::data {
 
 namespace {
 
-void on_worker_lifecycle(LoaderState& state, const Message& message) {
-  if (message.type == MessageType::spawned) {
+void on_worker_lifecycle(LoaderState& state, const detail::Message& message) {
+  if (message.type == detail::MessageType::spawned) {
     note_worker_spawn(state, message.worker_id, message.pid, message.time_s);
-  } else if (message.type == MessageType::dataset_loaded) {
+  } else if (message.type == detail::MessageType::dataset_loaded) {
     note_dataset_load(state, message.worker_id, message.pid, message.time_s, message.duration_s);
-  } else if (message.type == MessageType::started) {
+  } else if (message.type == detail::MessageType::started) {
     trace::EventLog::global().record(trace::worker_event(trace::EventKind::worker_started,
                                                          state.options.name, message.worker_id,
                                                          message.pid, message.time_s));
@@ -42,9 +42,9 @@ MultiProcessingDataLoaderIter::MultiProcessingDataLoaderIter(std::shared_ptr<Loa
       timeout_s_(state_->options.timeout_s),
       held_results_(static_cast<std::size_t>(prefetch_factor_ * num_workers_)) {
   const DataLoaderOptions& options = state_->options;
-  std::vector<WorkerLaunch> launches;
+  std::vector<detail::WorkerLaunch> launches;
   for (int id = 0; id < num_workers_; ++id) {
-    WorkerLaunch launch;
+    detail::WorkerLaunch launch;
     launch.config.worker_id = id;
     launch.config.num_workers = num_workers_;
     launch.config.seed = base_seed() + static_cast<std::uint64_t>(id);
@@ -57,8 +57,8 @@ MultiProcessingDataLoaderIter::MultiProcessingDataLoaderIter(std::shared_ptr<Loa
   }
   // The handler holds the state, not `this`: a report may arrive while this object is being
   // destroyed (shutdown drains the sockets from the destructor).
-  pool_ = start_worker_pool(options.start_method, std::move(launches),
-                            [state = state_](const Message& message) {
+  pool_ = detail::start_worker_pool(options.start_method, std::move(launches),
+                            [state = state_](const detail::Message& message) {
                               on_worker_lifecycle(*state, message);
                             });
   if (pin_memory()) {
@@ -95,14 +95,14 @@ void MultiProcessingDataLoaderIter::reset(bool first_iter) {
   tasks_outstanding_ = 0;
   worker_queue_idx_ = 0;
   if (!first_iter) {
-    Message resume;
-    resume.type = MessageType::resume;
+    detail::Message resume;
+    resume.type = detail::MessageType::resume;
     for (int id = 0; id < num_workers_; ++id) put(id, resume);
     int acks_missing = num_workers_;
     while (acks_missing > 0) {
       const WorkerResult result = get_data();
       // Anything else is a result of the previous epoch still on its way: dropped.
-      if (result.message.type == MessageType::resume_ack) --acks_missing;
+      if (result.message.type == detail::MessageType::resume_ack) --acks_missing;
     }
   }
   for (int i = 0; i < prefetch_factor_ * num_workers_; ++i) try_put_index();
@@ -122,7 +122,7 @@ void MultiProcessingDataLoaderIter::try_put_index() {
   }
   const int worker_id = worker_queue_idx_;
   worker_queue_idx_ = (worker_queue_idx_ + 1) % num_workers_;
-  task_.type = MessageType::task;
+  task_.type = detail::MessageType::task;
   task_.worker_id = worker_id;
   task_.send_idx = send_idx_;
   put(worker_id, task_);
@@ -130,7 +130,7 @@ void MultiProcessingDataLoaderIter::try_put_index() {
   ++send_idx_;
 }
 
-void MultiProcessingDataLoaderIter::put(int worker_id, const Message& message) {
+void MultiProcessingDataLoaderIter::put(int worker_id, const detail::Message& message) {
   if (pin_memory_thread_) {
     pin_memory_thread_->send(worker_id, message);
   } else {
@@ -141,7 +141,7 @@ void MultiProcessingDataLoaderIter::put(int worker_id, const Message& message) {
 WorkerResult MultiProcessingDataLoaderIter::get_data() {
   const auto try_get_data = [this](std::chrono::milliseconds timeout) -> std::optional<WorkerResult> {
     if (pin_memory_thread_) return pin_memory_thread_->get(timeout);
-    std::optional<Message> message = pool_->receive(timeout);
+    std::optional<detail::Message> message = pool_->receive(timeout);
     if (!message) return std::nullopt;
     WorkerResult result;
     result.message = std::move(*message);
@@ -156,7 +156,7 @@ WorkerResult MultiProcessingDataLoaderIter::get_data() {
   while (true) {
     // The pool notices a dead worker at once (its pidfd fires); the interval only bounds how
     // long one wait lasts.
-    if (std::optional<WorkerResult> result = try_get_data(kStatusCheckInterval)) {
+    if (std::optional<WorkerResult> result = try_get_data(detail::kStatusCheckInterval)) {
       return std::move(*result);
     }
   }
@@ -201,8 +201,8 @@ std::optional<WorkerResult> MultiProcessingDataLoaderIter::next_result() {
       return process_data(std::move(result));
     }
     WorkerResult result = get_data();
-    const MessageType type = result.message.type;
-    if (type != MessageType::batch && type != MessageType::error) continue;
+    const detail::MessageType type = result.message.type;
+    if (type != detail::MessageType::batch && type != detail::MessageType::error) continue;
     --tasks_outstanding_;
     if (result.message.send_idx != rcvd_idx_) {
       const std::int64_t send_idx = result.message.send_idx;
@@ -220,8 +220,8 @@ std::optional<WorkerResult> MultiProcessingDataLoaderIter::next_result() {
 WorkerResult MultiProcessingDataLoaderIter::process_data(WorkerResult result) {
   ++rcvd_idx_;
   try_put_index();
-  const Message& message = result.message;
-  if (message.type == MessageType::error) {
+  const detail::Message& message = result.message;
+  if (message.type == detail::MessageType::error) {
     throw WorkerError(state_->options.name, message.worker_id, message.pid, message.error_type,
                       message.text);
   }
@@ -236,7 +236,7 @@ void MultiProcessingDataLoaderIter::shutdown_workers() {
   // The pin-memory thread first, as PyTorch: the pool is the main thread's again once it has
   // been joined, and only then are the workers told to exit.
   if (pin_memory_thread_) pin_memory_thread_->stop();
-  if (pool_) pool_->shutdown(kStatusCheckInterval);
+  if (pool_) pool_->shutdown(detail::kStatusCheckInterval);
 }
 
 }  // namespace dlreset::data

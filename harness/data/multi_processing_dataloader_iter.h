@@ -51,7 +51,7 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   /// `_try_put_index`: send the next index batch, if any, to the next worker in turn.
   void try_put_index();
   /// `index_queue.put`: straight to the pool, or through the pin-memory thread while it runs.
-  void put(int worker_id, const Message& message);
+  void put(int worker_id, const detail::Message& message);
   /// Where the result of task `send_idx` waits for its turn.
   std::optional<WorkerResult>& held_result(std::int64_t send_idx);
   /// `_get_data`: the next result from any worker (through the pin-memory thread, where there
@@ -60,7 +60,7 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   /// `_process_data`: count it, refill one slot, re-raise a worker's or the pinning's error.
   WorkerResult process_data(WorkerResult result);
 
-  std::unique_ptr<WorkerPool> pool_;
+  std::unique_ptr<detail::WorkerPool> pool_;
   /// Declared after the pool, so that it is destroyed (stopped and joined) first.
   std::unique_ptr<PinMemoryThread> pin_memory_thread_;
   int num_workers_;
@@ -77,7 +77,7 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   /// a dead worker ends the epoch with an error.)
   std::vector<std::optional<WorkerResult>> held_results_;
   /// The next task, kept so that its indices reuse their buffer from batch to batch.
-  Message task_;
+  detail::Message task_;
   /// `_tasks_outstanding`: index batches sent whose result has not come back. PyTorch asserts
   /// it stays below prefetch_factor × num_workers before each send; so does try_put_index.
   int tasks_outstanding_ = 0;

@@ -12,7 +12,7 @@
 
 namespace dlreset::data {
 
-PinMemoryThread::PinMemoryThread(WorkerPool& pool, PinMemoryFunction pin, std::string loader)
+PinMemoryThread::PinMemoryThread(detail::WorkerPool& pool, PinMemoryFunction pin, std::string loader)
     : pool_(pool), pin_(std::move(pin)), loader_(std::move(loader)) {
   thread_ = std::thread([this] { pin_memory_loop(); });
 }
@@ -24,7 +24,7 @@ bool PinMemoryThread::done() const {
   return done_;
 }
 
-void PinMemoryThread::send(int worker_id, Message message) {
+void PinMemoryThread::send(int worker_id, detail::Message message) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     outbox_.emplace_back(worker_id, std::move(message));
@@ -60,7 +60,7 @@ void PinMemoryThread::pin_memory_loop() {
 void PinMemoryThread::do_one_step() {
   // One at a time: an interrupted send loses its own message alone.
   while (true) {
-    std::pair<int, Message> outgoing;
+    std::pair<int, detail::Message> outgoing;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (done_) return;
@@ -70,12 +70,12 @@ void PinMemoryThread::do_one_step() {
     }
     pool_.send(outgoing.first, outgoing.second);
   }
-  std::optional<Message> message = pool_.receive(kStatusCheckInterval);
+  std::optional<detail::Message> message = pool_.receive(detail::kStatusCheckInterval);
   if (!message) return;  // a wake-up (something to send), or nothing for a while
   WorkerResult result;
   result.message = std::move(*message);
   if (done()) return;  // dropped, as PyTorch's loop drops what it holds once done
-  if (result.message.type == MessageType::batch) {
+  if (result.message.type == detail::MessageType::batch) {
     try {
       // Moved out, so that a shared-memory slot the batch came in is free once it is copied,
       // not when the main thread takes the pinned copy.

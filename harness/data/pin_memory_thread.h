@@ -20,12 +20,14 @@
 
 namespace dlreset::data {
 
+namespace detail {
 class WorkerPool;
+}  // namespace detail
 
 /// A worker's answer as the iterator takes it: the message and, for a batch that a pin-memory
 /// thread pinned, its tensors. The thread hands them over in the order they came.
 struct WorkerResult {
-  Message message;            ///< A batch's RawBatch was moved into `batch`.
+  detail::Message message;     ///< A batch's RawBatch was moved into `batch`.
   std::optional<Batch> batch;  ///< The pinned batch.
   /// The pin function threw (PyTorch's ExceptionWrapper "in pin memory thread for device 0"):
   /// its words, raised in the main thread when this batch's turn comes.
@@ -46,14 +48,14 @@ struct WorkerResult {
 /// the pool is the main thread's again only once this thread has been joined.
 class PinMemoryThread {
  public:
-  PinMemoryThread(WorkerPool& pool, PinMemoryFunction pin, std::string loader);
+  PinMemoryThread(detail::WorkerPool& pool, PinMemoryFunction pin, std::string loader);
   /// stop().
   ~PinMemoryThread();
   PinMemoryThread(const PinMemoryThread&) = delete;
   PinMemoryThread& operator=(const PinMemoryThread&) = delete;
 
   /// Queues a message for worker `worker_id`; the thread sends it as soon as it can.
-  void send(int worker_id, Message message);
+  void send(int worker_id, detail::Message message);
   /// The next result, or nullopt once `timeout` has passed. A pending interrupt throws
   /// InterruptedError within kInterruptCheckInterval. What ended the thread (a worker's death,
   /// a corrupt message) is thrown after the results that came before it, and again at every
@@ -77,7 +79,7 @@ class PinMemoryThread {
   void do_one_step();
   bool done() const;
 
-  WorkerPool& pool_;
+  detail::WorkerPool& pool_;
   PinMemoryFunction pin_;
   std::string loader_;
   detail::BlockingQueue<WorkerResult> data_queue_;  ///< PyTorch's `_data_queue`.
@@ -85,7 +87,7 @@ class PinMemoryThread {
   mutable std::mutex mutex_;
   std::condition_variable done_signal_;
   bool done_ = false;  ///< PyTorch's `_pin_memory_thread_done_event`.
-  std::deque<std::pair<int, Message>> outbox_;
+  std::deque<std::pair<int, detail::Message>> outbox_;
   std::int64_t batches_pinned_ = 0;
   double stopped_at_s_ = 0.0;
   /// The main thread's copy of what ended the thread, so that every later get() throws it.

@@ -15,8 +15,8 @@ namespace dlreset::data {
 
 SingleProcessDataLoaderIter::SingleProcessDataLoaderIter(std::shared_ptr<LoaderState> state)
     : BaseDataLoaderIter(std::move(state)),
-      blocks_{std::make_shared<BlockPool>(), std::make_shared<BlockPool>()},
-      indices_(std::make_shared<BlockPool>()) {
+      blocks_{std::make_shared<detail::BlockPool>(), std::make_shared<detail::BlockPool>()},
+      indices_(std::make_shared<detail::BlockPool>()) {
   reset(/*first_iter=*/true);
 }
 

@@ -15,7 +15,7 @@ namespace {
 constexpr std::size_t kBatchBytes = 64 * 784 * sizeof(float);
 
 TEST(BlockPool, HandsAFreedBlockOutAgainForTheSameSize) {
-  BlockPool pool;
+  detail::BlockPool pool;
   void* first = pool.allocate(kBatchBytes);
   pool.deallocate(first, kBatchBytes);
   EXPECT_EQ(pool.kept(), 1u);
@@ -28,7 +28,7 @@ TEST(BlockPool, HandsAFreedBlockOutAgainForTheSameSize) {
 }
 
 TEST(BlockPool, HandsOutNoBlockOfAnotherSize) {
-  BlockPool pool;
+  detail::BlockPool pool;
   void* full = pool.allocate(kBatchBytes);
   pool.deallocate(full, kBatchBytes);
   void* last = pool.allocate(kBatchBytes / 2);  // an epoch's last, shorter batch
@@ -40,9 +40,9 @@ TEST(BlockPool, HandsOutNoBlockOfAnotherSize) {
 }
 
 TEST(BlockPool, KeepsNoMoreBlocksThanItsLimit) {
-  BlockPoolLimits limits;
+  detail::BlockPoolLimits limits;
   limits.blocks = 2;
-  BlockPool pool(limits);
+  detail::BlockPool pool(limits);
   void* blocks[5];
   for (void*& block : blocks) block = pool.allocate(kBatchBytes);
   for (void* block : blocks) pool.deallocate(block, kBatchBytes);
@@ -56,7 +56,7 @@ TEST(BlockPool, KeepsNoMoreBlocksThanItsLimit) {
 /// Batches of 8192 images (25.7 MB each): the default 64 MiB keeps two of them, not eight.
 TEST(BlockPool, KeepsNoMoreBytesThanItsLimit) {
   constexpr std::size_t kLargeBatchBytes = 8192 * 784 * sizeof(float);
-  BlockPool pool;
+  detail::BlockPool pool;
   void* blocks[5];
   for (void*& block : blocks) block = pool.allocate(kLargeBatchBytes);
   for (void* block : blocks) pool.deallocate(block, kLargeBatchBytes);
@@ -74,8 +74,8 @@ TEST(BlockPool, KeepsNoMoreBytesThanItsLimit) {
 }
 
 TEST(BlockPool, LivesAsLongAsTheLastBufferTakenFromIt) {
-  auto pool = std::make_shared<BlockPool>();
-  std::weak_ptr<BlockPool> watch = pool;
+  auto pool = std::make_shared<detail::BlockPool>();
+  std::weak_ptr<detail::BlockPool> watch = pool;
   auto buffer = std::make_unique<FeatureBuffer>(64 * 784, FeatureBuffer::allocator_type(pool));
   pool.reset();  // the decoder that made the pool is gone; the batch is still in use
   EXPECT_FALSE(watch.expired());
@@ -85,7 +85,7 @@ TEST(BlockPool, LivesAsLongAsTheLastBufferTakenFromIt) {
 }
 
 TEST(BlockPool, ATensorThatAdoptedABatchGivesItsBlockBackWhenItDies) {
-  auto pool = std::make_shared<BlockPool>();
+  auto pool = std::make_shared<detail::BlockPool>();
   RawBatch raw;
   raw.indices = {0, 1};
   raw.labels = {3, 4};
@@ -105,7 +105,7 @@ TEST(BlockPool, ATensorThatAdoptedABatchGivesItsBlockBackWhenItDies) {
 }
 
 TEST(BlockPool, ALentBlockComesBackWhenItsLoanEndsNotWhenItsBufferDies) {
-  auto pool = std::make_shared<BlockPool>();
+  auto pool = std::make_shared<detail::BlockPool>();
   BlockLoan* loan = nullptr;
   void* block = nullptr;
   {
@@ -125,8 +125,8 @@ TEST(BlockPool, ALentBlockComesBackWhenItsLoanEndsNotWhenItsBufferDies) {
 }
 
 TEST(BlockPool, ALoanKeepsItsPoolAliveAndAPoolNoPointerOwnsLendsNothing) {
-  auto pool = std::make_shared<BlockPool>();
-  const std::weak_ptr<BlockPool> watch = pool;
+  auto pool = std::make_shared<detail::BlockPool>();
+  const std::weak_ptr<detail::BlockPool> watch = pool;
   BlockLoan* loan = nullptr;
   {
     FeatureBuffer buffer(64 * 784, FeatureBuffer::allocator_type(pool));
@@ -138,7 +138,7 @@ TEST(BlockPool, ALoanKeepsItsPoolAliveAndAPoolNoPointerOwnsLendsNothing) {
   BlockSource::end_loan(loan);
   EXPECT_TRUE(watch.expired());
 
-  BlockPool unowned;
+  detail::BlockPool unowned;
   void* block = unowned.allocate(kBatchBytes);
   EXPECT_EQ(unowned.lend(block, kBatchBytes), nullptr) << "no shared_ptr for the loan to keep";
   unowned.deallocate(block, kBatchBytes);

@@ -21,7 +21,7 @@ constexpr std::uint32_t kCapacity = 4;
 class SharedRing {
  public:
   SharedRing()
-      : bytes_(DescriptorRing::bytes(kCapacity)),
+      : bytes_(detail::DescriptorRing::bytes(kCapacity)),
         memory_(::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)),
         bell_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
   ~SharedRing() {
@@ -31,7 +31,7 @@ class SharedRing {
   SharedRing(const SharedRing&) = delete;
   SharedRing& operator=(const SharedRing&) = delete;
 
-  DescriptorRing view() const { return DescriptorRing(memory_, kCapacity, bell_); }
+  detail::DescriptorRing view() const { return detail::DescriptorRing(memory_, kCapacity, bell_); }
   /// The bell's count, taken: how many times it rang since last asked, as one eventfd counts.
   std::uint64_t take_rings() const {
     std::uint64_t count = 0;
@@ -44,8 +44,8 @@ class SharedRing {
   int bell_;
 };
 
-SlotDescriptor task(std::int64_t seq) {
-  SlotDescriptor descriptor;
+detail::SlotDescriptor task(std::int64_t seq) {
+  detail::SlotDescriptor descriptor;
   descriptor.seq = seq;
   descriptor.send_idx = 100 + seq;
   descriptor.slot = static_cast<std::int32_t>(seq % kCapacity);
@@ -54,14 +54,14 @@ SlotDescriptor task(std::int64_t seq) {
 
 TEST(DescriptorRing, HandsDescriptorsOutInTheOrderTheyWerePushed) {
   const SharedRing shared;
-  DescriptorRing producer = shared.view();
-  DescriptorRing consumer = shared.view();
+  detail::DescriptorRing producer = shared.view();
+  detail::DescriptorRing consumer = shared.view();
   std::int64_t seen = 0;
   for (std::int64_t seq = 1; seq <= 3 * kCapacity; ++seq) {
     ASSERT_TRUE(producer.push(task(seq)));
     if (seq % 2 == 0) {  // two at a time, across the ring's wrap
       for (int k = 0; k < 2; ++k) {
-        const SlotDescriptor* front = consumer.front();
+        const detail::SlotDescriptor* front = consumer.front();
         ASSERT_NE(front, nullptr);
         EXPECT_EQ(front->seq, seen + 1);
         EXPECT_EQ(front->send_idx, 100 + seen + 1);
@@ -77,7 +77,7 @@ TEST(DescriptorRing, HandsDescriptorsOutInTheOrderTheyWerePushed) {
 
 TEST(DescriptorRing, RefusesAPushBeyondItsCapacity) {
   const SharedRing shared;
-  DescriptorRing ring = shared.view();
+  detail::DescriptorRing ring = shared.view();
   for (std::uint32_t i = 0; i < kCapacity; ++i) EXPECT_TRUE(ring.push(task(i + 1)));
   EXPECT_FALSE(ring.push(task(kCapacity + 1)));
   EXPECT_EQ(ring.pushed(), kCapacity);
@@ -87,8 +87,8 @@ TEST(DescriptorRing, RefusesAPushBeyondItsCapacity) {
 
 TEST(DescriptorRing, RingsItsBellOnlyForAReaderThatSaidItSleeps) {
   const SharedRing shared;
-  DescriptorRing producer = shared.view();
-  DescriptorRing consumer = shared.view();
+  detail::DescriptorRing producer = shared.view();
+  detail::DescriptorRing consumer = shared.view();
   ASSERT_TRUE(producer.push(task(1)));
   EXPECT_EQ(producer.bells_rung(), 0u);
   EXPECT_EQ(shared.take_rings(), 0u);
@@ -110,8 +110,8 @@ TEST(DescriptorRing, RingsItsBellOnlyForAReaderThatSaidItSleeps) {
 
 TEST(DescriptorRing, ClosingWakesASleepingReaderAndSaysSo) {
   const SharedRing shared;
-  DescriptorRing producer = shared.view();
-  DescriptorRing consumer = shared.view();
+  detail::DescriptorRing producer = shared.view();
+  detail::DescriptorRing consumer = shared.view();
   EXPECT_FALSE(consumer.closed());
   consumer.prepare_to_wait();
   producer.close();
@@ -127,7 +127,7 @@ TEST(DescriptorRing, AReaderInAnotherProcessSleepsOnTheBellAndMissesNothing) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    DescriptorRing producer = shared.view();
+    detail::DescriptorRing producer = shared.view();
     for (std::int64_t seq = 1; seq <= kDescriptors; ++seq) {
       while (!producer.push(task(seq))) {
         ::sched_yield();  // full: the reader is behind
@@ -135,11 +135,11 @@ TEST(DescriptorRing, AReaderInAnotherProcessSleepsOnTheBellAndMissesNothing) {
     }
     ::_exit(0);
   }
-  DescriptorRing consumer = shared.view();
+  detail::DescriptorRing consumer = shared.view();
   std::int64_t next = 1;
   std::uint64_t rings = 0;
   while (next <= kDescriptors) {
-    if (const SlotDescriptor* front = consumer.front()) {
+    if (const detail::SlotDescriptor* front = consumer.front()) {
       ASSERT_EQ(front->seq, next);
       consumer.pop();
       ++next;

@@ -154,7 +154,7 @@ TEST(PersistentIterator, NullingTheFieldIsCountedAndShutsTheWorkersDown) {
   EXPECT_EQ(counters.iterator_resets, 1);
   EXPECT_EQ(counters.shutdown_calls, 1) << "the destructor shut the workers down";
   // Shutdown waits one status-check interval for its workers before it kills them.
-  EXPECT_TRUE(testing::wait_until_gone(pids, kStatusCheckIntervalS).empty());
+  EXPECT_TRUE(testing::wait_until_gone(pids, detail::kStatusCheckIntervalS).empty());
   loader->iterator() = nullptr;  // null over null: no reset
   EXPECT_EQ(loader->counters().iterator_resets, 1);
 

@@ -13,9 +13,9 @@
 namespace dlreset::data {
 namespace {
 
-Message sample_batch() {
-  Message message;
-  message.type = MessageType::batch;
+detail::Message sample_batch() {
+  detail::Message message;
+  message.type = detail::MessageType::batch;
   message.worker_id = 2;
   message.send_idx = 17;
   message.pid = 1234;
@@ -28,18 +28,18 @@ Message sample_batch() {
 }
 
 TEST(FrameDecoder, ReassemblesFramesSplitAnywhere) {
-  Message error;
-  error.type = MessageType::error;
+  detail::Message error;
+  error.type = detail::MessageType::error;
   error.send_idx = 3;
   error.error_type = "std::runtime_error";
   error.text = "sample 3 is broken";
-  std::vector<std::uint8_t> stream = encode(sample_batch());
-  const std::vector<std::uint8_t> second = encode(error);
+  std::vector<std::uint8_t> stream = detail::encode(sample_batch());
+  const std::vector<std::uint8_t> second = detail::encode(error);
   stream.insert(stream.end(), second.begin(), second.end());
 
   for (std::size_t piece : {1u, 7u, 64u, 100000u}) {
-    FrameDecoder decoder;
-    std::vector<Message> decoded;
+    detail::FrameDecoder decoder;
+    std::vector<detail::Message> decoded;
     for (std::size_t at = 0; at < stream.size(); at += piece) {
       const std::size_t n = std::min(piece, stream.size() - at);
       std::size_t written = 0;
@@ -53,23 +53,23 @@ TEST(FrameDecoder, ReassemblesFramesSplitAnywhere) {
       while (auto message = decoder.next()) decoded.push_back(std::move(*message));
     }
     ASSERT_EQ(decoded.size(), 2u) << "piece " << piece;
-    EXPECT_EQ(decoded[0].type, MessageType::batch);
+    EXPECT_EQ(decoded[0].type, detail::MessageType::batch);
     EXPECT_EQ(decoded[0].send_idx, 17);
     EXPECT_EQ(decoded[0].batch.indices, sample_batch().batch.indices);
     EXPECT_EQ(decoded[0].batch.features, sample_batch().batch.features);
     EXPECT_EQ(decoded[0].batch.sample_shape, sample_batch().batch.sample_shape);
-    EXPECT_EQ(decoded[1].type, MessageType::error);
+    EXPECT_EQ(decoded[1].type, detail::MessageType::error);
     EXPECT_EQ(decoded[1].text, "sample 3 is broken");
     EXPECT_TRUE(decoder.empty());
   }
 }
 
 TEST(FrameDecoder, ReadsLargeFeaturesStraightIntoTheMessage) {
-  Message big = sample_batch();
+  detail::Message big = sample_batch();
   big.batch.features.resize(64 * 784);
   for (std::size_t i = 0; i < big.batch.features.size(); ++i) big.batch.features[i] = static_cast<float>(i) * 0.5f;
-  const std::vector<std::uint8_t> stream = encode(big);
-  FrameDecoder decoder;
+  const std::vector<std::uint8_t> stream = detail::encode(big);
+  detail::FrameDecoder decoder;
   std::size_t at = 0;
   std::size_t direct_reads = 0;
   while (at < stream.size()) {
@@ -81,7 +81,7 @@ TEST(FrameDecoder, ReadsLargeFeaturesStraightIntoTheMessage) {
     decoder.commit(take);
     at += take;
   }
-  std::optional<Message> decoded = decoder.next();
+  std::optional<detail::Message> decoded = decoder.next();
   ASSERT_TRUE(decoded);
   EXPECT_EQ(decoded->batch.features, big.batch.features);
   EXPECT_EQ(decoded->batch.labels, big.batch.labels);
@@ -90,7 +90,7 @@ TEST(FrameDecoder, ReadsLargeFeaturesStraightIntoTheMessage) {
 }
 
 /// Feeds one whole frame to the decoder, as one read.
-void feed(FrameDecoder& decoder, const std::vector<std::uint8_t>& stream) {
+void feed(detail::FrameDecoder& decoder, const std::vector<std::uint8_t>& stream) {
   std::size_t at = 0;
   while (at < stream.size()) {
     const auto [into, room] = decoder.writable(stream.size() - at);
@@ -102,20 +102,20 @@ void feed(FrameDecoder& decoder, const std::vector<std::uint8_t>& stream) {
 }
 
 TEST(FrameDecoder, ReusesTheFeatureBlocksOfBatchesThatWereFreed) {
-  Message big = sample_batch();
+  detail::Message big = sample_batch();
   big.batch.features.assign(64 * 784, 1.5f);
-  const std::vector<std::uint8_t> stream = encode(big);
-  FrameDecoder decoder;
+  const std::vector<std::uint8_t> stream = detail::encode(big);
+  detail::FrameDecoder decoder;
   for (int i = 0; i < 10; ++i) {  // each batch is used and dropped before the next arrives
     feed(decoder, stream);
-    std::optional<Message> decoded = decoder.next();
+    std::optional<detail::Message> decoded = decoder.next();
     ASSERT_TRUE(decoded);
     EXPECT_EQ(decoded->batch.features, big.batch.features);
   }
   EXPECT_EQ(decoder.feature_pool().fresh_allocations(), 1);
   EXPECT_EQ(decoder.feature_pool().reuses(), 9);
 
-  std::vector<Message> held;  // batches still in use need blocks of their own
+  std::vector<detail::Message> held;  // batches still in use need blocks of their own
   for (int i = 0; i < 3; ++i) {
     feed(decoder, stream);
     held.push_back(std::move(*decoder.next()));
@@ -125,10 +125,10 @@ TEST(FrameDecoder, ReusesTheFeatureBlocksOfBatchesThatWereFreed) {
 }
 
 TEST(FrameDecoder, RejectsAFrameThatDeclaresImpossibleSizes) {
-  std::vector<std::uint8_t> stream = encode(sample_batch());
+  std::vector<std::uint8_t> stream = detail::encode(sample_batch());
   const std::uint64_t huge = std::uint64_t{1} << 40;
   std::memcpy(stream.data() + 16, &huge, sizeof huge);  // the feature count
-  FrameDecoder decoder;
+  detail::FrameDecoder decoder;
   const auto [into, room] = decoder.writable(stream.size());
   ASSERT_GE(room, stream.size());
   std::memcpy(into, stream.data(), stream.size());
@@ -136,7 +136,7 @@ TEST(FrameDecoder, RejectsAFrameThatDeclaresImpossibleSizes) {
 }
 
 TEST(FrameDecoder, RejectsAStreamThatIsNotFrames) {
-  FrameDecoder decoder;
+  detail::FrameDecoder decoder;
   const char garbage[] = "this is not a frame at all";
   const auto [into, room] = decoder.writable(sizeof garbage);
   ASSERT_GE(room, sizeof garbage);

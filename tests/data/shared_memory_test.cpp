@@ -62,7 +62,7 @@ void expect_batch_holds_its_samples(const Batch& batch) {
 }
 
 TEST(SharedSlots, HandsOutTheMostRecentlyFreedSlotFirst) {
-  auto slots = SharedSlots::create(3, 4096, "test");
+  auto slots = detail::SharedSlots::create(3, 4096, "test");
   EXPECT_EQ(slots->acquire(), 0);
   EXPECT_EQ(slots->acquire(), 1);
   EXPECT_EQ(slots->in_use(), 2);
@@ -74,9 +74,9 @@ TEST(SharedSlots, HandsOutTheMostRecentlyFreedSlotFirst) {
 }
 
 TEST(SharedSlots, BuffersOverASlotFreeItWhenBothHaveDiedAndTheirCopiesUseTheHeap) {
-  auto slots = SharedSlots::create(2, 4096, "test");
+  auto slots = detail::SharedSlots::create(2, 4096, "test");
   const int index = slots->acquire();
-  const SlotLayout layout{4, 8};
+  const detail::SlotLayout layout{4, 8};
   float* in_place = reinterpret_cast<float*>(slots->slot(index) + layout.features_offset());
   auto* labels_in_place = reinterpret_cast<std::int64_t*>(slots->slot(index) + layout.labels_offset());
   for (int i = 0; i < 32; ++i) in_place[i] = static_cast<float>(i);
@@ -100,10 +100,10 @@ TEST(SharedSlots, BuffersOverASlotFreeItWhenBothHaveDiedAndTheirCopiesUseTheHeap
 }
 
 TEST(SharedSlots, APartLentOnOutlivesItsBufferAndKeepsTheMappingUntilItIsGivenBack) {
-  auto slots = SharedSlots::create(2, 4096, "test");
-  const std::weak_ptr<SharedSlots> mapping = slots;
+  auto slots = detail::SharedSlots::create(2, 4096, "test");
+  const std::weak_ptr<detail::SharedSlots> mapping = slots;
   const int index = slots->acquire();
-  const SlotLayout layout{4, 8};
+  const detail::SlotLayout layout{4, 8};
   BatchBlocks blocks = slots->hand_over(index, layout);
   BlockSource* labels_source = blocks.labels.get();
   BlockSource* features_source = blocks.features.get();

@@ -146,7 +146,7 @@ TEST(ThreadBackend, HungWorkerTimesOutAndIsStoppedOnShutdown) {
   // The timeout is 0.3 s and the hung worker ends as soon as it is told to stop: the whole test
   // takes about 0.3 s here. A bound of PyTorch's 5 s status-check interval says "never waits for
   // the worker", not how fast.
-  EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), kStatusCheckIntervalS);
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), detail::kStatusCheckIntervalS);
 }
 
 /// A sample that lasts until its loader stops, as a slow download would that asks between

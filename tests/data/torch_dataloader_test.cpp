@@ -629,9 +629,9 @@ TEST_P(TorchProperExit, test_proper_exit) {
     loader_p.release();
 
     // Torch joins after JOIN_TIMEOUT + MP_STATUS_CHECK_INTERVAL.
-    const std::optional<int> status = loader_p.join(kJoinTimeoutS + kStatusCheckIntervalS);
+    const std::optional<int> status = loader_p.join(kJoinTimeoutS + detail::kStatusCheckIntervalS);
     ASSERT_TRUE(status) << "The loader process did not terminate within "
-                        << kJoinTimeoutS + kStatusCheckIntervalS << " s.";
+                        << kJoinTimeoutS + detail::kStatusCheckIntervalS << " s.";
     const std::vector<std::int64_t> alive = testing::wait_until_dead(workers, kJoinTimeoutS);
     EXPECT_TRUE(alive.empty()) << "Worker process(es) " << join(alive) << " did not terminate.";
     const std::string outcome = loader_p.next_line(kJoinTimeoutS).value_or("nothing");

@@ -52,7 +52,7 @@ using Clock = std::chrono::steady_clock;
 /// PyTorch checks worker health every status-check interval (5 s); a fault must surface within
 /// that. Each whole test here takes 0.02 to 1.5 s, spawn's start-up and the timeouts it sets
 /// included, so the bound says "not after a hang", not how fast.
-constexpr double kFaultDeadlineS = kStatusCheckIntervalS;
+constexpr double kFaultDeadlineS = detail::kStatusCheckIntervalS;
 /// A worker whose socket closed is seen at the next receive: the whole test takes 0.02 s (fork)
 /// and 0.65 s (spawn, most of it the worker's start) here.
 constexpr double kClosedSocketSeenS = 1.0;
@@ -326,7 +326,7 @@ char process_state(std::int64_t pid) {
 TEST_P(ProcessBackend, MessageToADeadWorkerIsReportedByTheNextReceiveNotBySend) {
   const ProcessCensus baseline = ProcessCensus::take();
   {
-    std::vector<WorkerLaunch> launches(2);
+    std::vector<detail::WorkerLaunch> launches(2);
     for (int id = 0; id < 2; ++id) {
       launches[id].config.worker_id = id;
       launches[id].config.num_workers = 2;
@@ -335,7 +335,7 @@ TEST_P(ProcessBackend, MessageToADeadWorkerIsReportedByTheNextReceiveNotBySend) 
       dataset.size = 8;
       launches[id].dataset = std::make_shared<SyntheticDataset>(dataset);
     }
-    std::unique_ptr<WorkerPool> pool = start_worker_pool(GetParam(), std::move(launches), {});
+    std::unique_ptr<detail::WorkerPool> pool = detail::start_worker_pool(GetParam(), std::move(launches), {});
     const std::int64_t pid = pool->pids()[1];
     ASSERT_EQ(::kill(static_cast<pid_t>(pid), SIGKILL), 0);
     // A zombie has closed its descriptors: from now on a send to it fails with EPIPE.
@@ -344,8 +344,8 @@ TEST_P(ProcessBackend, MessageToADeadWorkerIsReportedByTheNextReceiveNotBySend) 
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     ASSERT_EQ(process_state(pid), 'Z');
-    Message task;
-    task.type = MessageType::task;
+    detail::Message task;
+    task.type = detail::MessageType::task;
     task.send_idx = 0;
     task.indices = {0};
     EXPECT_NO_THROW(pool->send(1, task)) << "iter() would fail while priming its tasks";
@@ -353,7 +353,7 @@ TEST_P(ProcessBackend, MessageToADeadWorkerIsReportedByTheNextReceiveNotBySend) 
     EXPECT_THROW(
         {
           try {
-            pool->receive(kStatusCheckInterval);
+            pool->receive(detail::kStatusCheckInterval);
           } catch (const WorkerDiedError& e) {
             EXPECT_EQ(e.pid(), pid);
             EXPECT_EQ(e.signal(), SIGKILL);
@@ -620,7 +620,7 @@ TEST_P(ProcessBackend, TasksWithASlotNeverWaitForAStalledWorker) {
         const auto start = Clock::now();
         auto it = loader->iter();
         auto& workers = dynamic_cast<MultiProcessingDataLoaderIter&>(*it);
-        const TransportStats sent = workers.stats().transport;
+        const detail::TransportStats sent = workers.stats().transport;
         const bool placed = sent.slots_in_use == 2 && sent.batches_without_a_slot == 0 && sent.ring_descriptors == 2;
         return placed && seconds_since(start) < kFaultDeadlineS;
       },

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <new>
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// What lies before each block: the loan, once the block is lent, and the pool it keeps alive.
 struct BlockPool::Header {
@@ -98,4 +98,4 @@ std::size_t BlockPool::kept_bytes() const {
   return kept_bytes_;
 }
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

@@ -10,7 +10,7 @@
 
 #include "harness/data/core/memory/block_source.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// How much a BlockPool keeps: blocks are freed once either limit would be passed.
 struct BlockPoolLimits {
@@ -75,4 +75,4 @@ class BlockPool : public BlockSource, public std::enable_shared_from_this<BlockP
   std::int64_t reuses_ = 0;
 };
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

@@ -15,7 +15,7 @@
 #include "harness/data/core/worker/process_launch.h"
 #include "harness/sys/child_process.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 namespace {
 
@@ -83,4 +83,4 @@ pid_t launch_fork_worker(const WorkerLaunch& launch, int child_fd, const std::sh
   return pid;
 }
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

@@ -9,7 +9,7 @@
 #include "harness/data/core/worker/transport/socket_channel.h"
 #include "harness/data/core/worker/worker_pool.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// Forks a worker that runs the worker loop on the inherited dataset copy. The child runs no
 /// LibTorch code (a fork after LibTorch's thread pools started is unsafe for OpenMP) and
@@ -34,4 +34,4 @@ bool forking_from_main_thread();
 /// The environment variable that puts a program into worker mode; spawn_main.cpp reads it.
 const char* spawn_worker_fd_variable();
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

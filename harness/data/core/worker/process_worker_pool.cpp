@@ -21,7 +21,7 @@
 #include "harness/data/core/worker/status_check.h"
 #include "harness/trace/event_log.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 namespace {
 
@@ -440,4 +440,4 @@ std::vector<std::int64_t> ProcessWorkerPool::pids() const {
   return pids;
 }
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

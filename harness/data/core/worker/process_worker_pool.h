@@ -25,7 +25,7 @@ namespace dlreset::trace {
 enum class EventKind;  // harness/trace/event_log.h, which the users of this header need not see.
 }  // namespace dlreset::trace
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// Each worker collates its batches into its own shared-memory slots (shared_slots.h); a task
 /// that has a slot goes to it, and its batch comes back, as a descriptor on a ring in that
@@ -146,4 +146,4 @@ class ProcessWorkerPool : public WorkerPool {
   std::atomic<bool> sends_cancelled_{false};
 };
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

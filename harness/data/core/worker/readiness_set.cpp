@@ -10,7 +10,7 @@
 #include "harness/data/core/errors.h"
 #include "harness/data/core/worker/transport/parent_only_fds.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 ReadinessSet::ReadinessSet(std::string loader) : loader_(std::move(loader)) {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -87,4 +87,4 @@ int ReadinessSet::wait(int timeout_ms, bool& woken) {
   return count;
 }
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// Registers each descriptor once, so that a wait costs one system call whatever the number of
 /// workers (poll() registered and removed every descriptor at every wait). Its own two
@@ -55,4 +55,4 @@ class ReadinessSet {
   std::vector<Ready> ready_;
 };
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

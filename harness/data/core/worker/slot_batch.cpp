@@ -7,7 +7,7 @@
 #include "harness/data/core/errors.h"
 #include "harness/data/core/datasets/dataset.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 Message batch_message(const SlotDescriptor& descriptor, int worker_id, std::int64_t pid) {
   Message message;
@@ -62,4 +62,4 @@ bool take_from_slot(SharedSlots* slots, Message& message, const std::shared_ptr<
   return true;
 }
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

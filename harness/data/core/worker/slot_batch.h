@@ -10,7 +10,7 @@
 #include "harness/data/core/worker/transport/protocol.h"
 #include "harness/data/core/worker/transport/shared_slots.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// The batch message a descriptor on a worker's answer ring stands for: its place in order,
 /// its slot and shape; the batch itself is still in the slot (take_from_slot()).
@@ -26,4 +26,4 @@ Message batch_message(const SlotDescriptor& descriptor, int worker_id, std::int6
 bool take_from_slot(SharedSlots* slots, Message& message, const std::shared_ptr<BlockPool>& index_blocks,
                     int worker_id, std::int64_t pid, const std::string& loader);
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

@@ -14,7 +14,7 @@
 #include "harness/data/core/worker/process_launch.h"
 #include "harness/sys/child_process.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 namespace {
 
@@ -102,4 +102,4 @@ pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChanne
   return pid;
 }
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

@@ -17,7 +17,7 @@
 #include "harness/data/core/worker/transport/process_endpoint.h"
 #include "harness/data/core/worker/process_launch.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 const char* spawn_worker_fd_variable() { return "DLRESET_SPAWN_WORKER_FD"; }
 
@@ -111,4 +111,4 @@ __attribute__((constructor)) void enter_spawned_worker_mode() {
 
 }  // namespace
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

@@ -6,10 +6,10 @@
 
 #include <chrono>
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 constexpr std::chrono::milliseconds kStatusCheckInterval{5000};
 /// The same, in seconds, for the APIs and tests that take seconds.
 constexpr double kStatusCheckIntervalS = std::chrono::duration<double>(kStatusCheckInterval).count();
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

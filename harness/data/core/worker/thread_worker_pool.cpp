@@ -19,7 +19,7 @@
 #include "harness/data/core/worker/status_check.h"
 #include "harness/trace/event_log.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 struct ThreadWorkerPool::Shared {
   detail::BlockingQueue<Message> results;  ///< PyTorch's worker_result_queue.
@@ -187,4 +187,4 @@ std::vector<std::int64_t> ThreadWorkerPool::pids() const {
   return std::vector<std::int64_t>(workers_.size(), ::getpid());
 }
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

@@ -11,7 +11,7 @@
 
 #include "harness/data/core/worker/worker_pool.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// Each worker thread works on its own dataset copy, so a re-created worker reloads its data
 /// just as a re-created worker process does. Threads cannot be killed: a worker that does not
@@ -45,4 +45,4 @@ class ThreadWorkerPool : public WorkerPool {
   bool shut_down_ = false;
 };
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

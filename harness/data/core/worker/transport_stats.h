@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// One look at a worker pool's transport (WorkerPool::stats()): tests check that batches go
 /// where they should, and benchmarks put the counts beside their times.
@@ -27,4 +27,4 @@ struct TransportStats {
   std::int64_t doorbells = 0;
 };
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

@@ -8,7 +8,7 @@
 #include "harness/data/core/memory/block_source.h"
 #include "harness/data/core/worker/transport/protocol.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// One shared-memory slot, as the worker sees it (worker/shared_slots.h).
 struct SlotSpan {
@@ -46,4 +46,4 @@ class WorkerEndpoint {
   virtual BatchBlocks fetch_blocks() { return {}; }
 };
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

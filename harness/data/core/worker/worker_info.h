@@ -7,7 +7,9 @@
 namespace dlreset::data {
 
 class Dataset;
-class WorkerEndpoint;
+namespace detail {
+class WorkerEndpoint;  // worker_endpoint.h: dlreset's own, not installed.
+}  // namespace detail
 
 /// What a worker knows about itself. Null outside a worker (`get_worker_info()`).
 struct WorkerInfo {
@@ -21,7 +23,7 @@ struct WorkerInfo {
   bool in_own_process = false;
   /// The worker's side of its channel to the main process, which stopping() asks; set by the
   /// worker loop.
-  WorkerEndpoint* endpoint = nullptr;
+  detail::WorkerEndpoint* endpoint = nullptr;
 
   /// Whether the loader has told this worker to stop (its workers are shutting down, or the
   /// main process is gone). A dataset whose sample takes long (a download, a slow disk) may ask

@@ -14,7 +14,7 @@
 #include "harness/data/core/worker/worker_info.h"
 #include "harness/trace/event_log.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 namespace {
 
@@ -121,4 +121,4 @@ void worker_loop(WorkerEndpoint& endpoint, Dataset& dataset, const WorkerConfig&
   endpoint.send(lifecycle(MessageType::exiting, config, pid));
 }
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

@@ -8,8 +8,10 @@
 #include "harness/data/core/worker/worker_endpoint.h"
 
 namespace dlreset::data {
-
 class Dataset;
+}  // namespace dlreset::data
+
+namespace dlreset::data::detail {
 
 /// A worker's identity and set-up, the same for every back-end.
 struct WorkerConfig {
@@ -28,4 +30,4 @@ struct WorkerConfig {
 /// dataset or from worker_init_fn goes back to the parent as an `error` message.
 void worker_loop(WorkerEndpoint& endpoint, Dataset& dataset, const WorkerConfig& config);
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

@@ -6,7 +6,7 @@
 #include "harness/data/core/worker/thread_worker_pool.h"
 #include "harness/trace/event_log.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 Message spawned_report(int worker_id, std::int64_t pid) {
   Message spawned;
@@ -25,4 +25,4 @@ std::unique_ptr<WorkerPool> start_worker_pool(StartMethod method, std::vector<Wo
   return std::make_unique<ProcessWorkerPool>(method, std::move(launches), std::move(on_lifecycle));
 }
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

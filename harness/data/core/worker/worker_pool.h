@@ -14,8 +14,10 @@
 #include "harness/data/core/worker/worker_loop.h"
 
 namespace dlreset::data {
-
 class Dataset;
+}  // namespace dlreset::data
+
+namespace dlreset::data::detail {
 
 /// Everything one worker needs to start.
 struct WorkerLaunch {
@@ -72,4 +74,4 @@ class WorkerPool {
 std::unique_ptr<WorkerPool> start_worker_pool(StartMethod method, std::vector<WorkerLaunch> launches,
                                               LifecycleHandler on_lifecycle);
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

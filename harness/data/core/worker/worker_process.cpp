@@ -11,7 +11,7 @@
 #include "harness/data/core/worker/transport/parent_only_fds.h"
 #include "harness/sys/pidfd.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 namespace {
 
@@ -60,4 +60,4 @@ bool WorkerProcess::reap(std::chrono::milliseconds timeout, bool kill_after,
   return reaped_;
 }
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

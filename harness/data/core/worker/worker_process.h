@@ -6,7 +6,7 @@
 #include <chrono>
 #include <functional>
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// The lifecycle of a fork or spawn worker's process, apart from what it sends: a pidfd that
 /// fires when it exits (even while a process it started holds its socket open), the wait for
@@ -44,4 +44,4 @@ class WorkerProcess {
   int wait_status_ = 0;
 };
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

@@ -5,7 +5,7 @@
 #include <new>
 #include <type_traits>
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// The ring's counters, each on its own cache line: the producer writes `head` and
 /// `bells`, the consumer `tail` and `waiting`. They live in memory two processes map, which
@@ -91,4 +91,4 @@ std::uint64_t DescriptorRing::bells_rung() const { return control_->bells.load(s
 
 std::uint64_t DescriptorRing::pushed() const { return control_->head.load(std::memory_order_relaxed); }
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

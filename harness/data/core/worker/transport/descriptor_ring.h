@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// One task or one batch that lies in a shared-memory slot (worker/shared_slots.h): where it
 /// is, not what it holds. A task's indices and a batch's indices, labels and features are in
@@ -89,4 +89,4 @@ class DescriptorRing {
   int bell_fd_ = -1;
 };
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

@@ -6,7 +6,7 @@
 #include "harness/data/core/worker/transport/descriptor_ring.h"
 #include "harness/data/core/worker/transport/protocol.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// A message between a process worker and the main process goes over the socket or, when it
 /// has a shared-memory slot, as a descriptor on a ring (descriptor_ring.h). The two ways do not
@@ -50,4 +50,4 @@ class MessageOrder {
   std::int64_t last_received_ = 0;
 };
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

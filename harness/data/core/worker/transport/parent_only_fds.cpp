@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <mutex>
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 namespace {
 
@@ -61,4 +61,4 @@ std::vector<std::pair<void*, std::size_t>> parent_only_mappings() {
   return r.mappings;
 }
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// Every descriptor the main process holds for its process workers: its end of each worker's
 /// channel, each worker's shared-memory slots and pidfd, in every loader at once, each pool's
@@ -28,4 +28,4 @@ void register_parent_only_mapping(void* base, std::size_t bytes);
 void unregister_parent_only_mapping(void* base);
 std::vector<std::pair<void*, std::size_t>> parent_only_mappings();
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

@@ -13,7 +13,7 @@
 
 #include "harness/data/core/worker/status_check.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 namespace {
 /// How often a worker blocked on its socket checks that its parent is still there, like
@@ -169,4 +169,4 @@ void prepare_worker_process_signals() {
   signal(SIGHUP, SIG_DFL);
 }
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

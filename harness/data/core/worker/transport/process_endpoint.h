@@ -13,7 +13,7 @@
 #include "harness/data/core/worker/transport/socket_channel.h"
 #include "harness/data/core/worker/worker_endpoint.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// Tasks that have a shared-memory slot arrive on the slots' task ring, and batches in a slot
 /// leave on the answer ring (descriptor_ring.h); everything else goes over the socket. Each
@@ -61,4 +61,4 @@ class ProcessEndpoint : public WorkerEndpoint {
 /// whole process group, and the main process (not each worker) decides what to do with it.
 void prepare_worker_process_signals();
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

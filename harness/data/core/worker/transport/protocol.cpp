@@ -4,7 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 namespace {
 
@@ -230,4 +230,4 @@ std::optional<Message> FrameDecoder::next() {
   return std::move(ready_[ready_begin_++]);
 }
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

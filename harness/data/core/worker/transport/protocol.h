@@ -12,7 +12,7 @@
 #include "harness/data/core/memory/block_pool.h"
 #include "harness/data/core/memory/raw_batch.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// PyTorch's queues carry (idx, indices), _ResumeIteration, None (exit) one way and
 /// (idx, data), (idx, ExceptionWrapper), (_ResumeIteration, None) the other. These are the
@@ -113,4 +113,4 @@ class FrameDecoder {
   std::size_t ready_begin_ = 0;
 };
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

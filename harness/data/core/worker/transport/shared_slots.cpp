@@ -13,7 +13,7 @@
 #include "harness/data/core/errors.h"
 #include "harness/data/core/worker/transport/parent_only_fds.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// One part of the batch in a slot (its labels, or its features), as the block of the buffer
 /// that takes it: that buffer's one allocation is the part, and the slot is free again once
@@ -219,4 +219,4 @@ void SharedSlots::part_returned(int index) noexcept {
   if (parts.outstanding.fetch_sub(1, std::memory_order_acq_rel) == 1) release(index);
 }
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

@@ -12,7 +12,7 @@
 #include "harness/data/core/memory/block_source.h"
 #include "harness/data/core/worker/transport/descriptor_ring.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// Where a batch of `samples` samples of `numel` floats each lies in a slot: its dataset
 /// indices, then its labels (8 bytes each), then its features. The offsets keep every part
@@ -111,4 +111,4 @@ class SharedSlots : public std::enable_shared_from_this<SharedSlots> {
   std::vector<std::unique_ptr<Parts>> parts_;  ///< One per slot.
 };
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

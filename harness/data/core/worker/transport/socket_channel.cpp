@@ -12,7 +12,7 @@
 
 #include "harness/data/core/worker/transport/parent_only_fds.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 SocketChannel::SocketChannel(SocketChannel&& other) noexcept
     : fd_(other.fd_), eof_(other.eof_), parent_only_(other.parent_only_), decoder_(std::move(other.decoder_)) {
@@ -127,4 +127,4 @@ void SocketChannel::close() {
   eof_ = true;
 }
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

@@ -6,7 +6,7 @@
 
 #include "harness/data/core/worker/transport/protocol.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// Owns a connected stream socket and frames messages over it. Reads never block, so one thread
 /// can wait on many channels with poll(); a send waits for room as its caller says. A child's death closes its end, which
@@ -58,4 +58,4 @@ class SocketChannel {
   EncodedFrame frame_;
 };
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail
