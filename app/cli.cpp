@@ -2,14 +2,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <iostream>
-#include <limits>
-#include <map>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,15 +14,12 @@
 #include "app/accepted_values.h"
 #include "app/bash_completion.h"
 #include "app/demo_command.h"
-#include "app/distributed_run.h"
 #include "app/man_page.h"
-#include "app/run_options.h"
+#include "app/run_command.h"
 #include "app/signal_guard.h"
 #include "app/watch_command.h"
-#include "harness/distributed/rendezvous.h"
 #include "harness/data/core/errors.h"
 #include "harness/data/core/interrupt.h"
-#include "harness/workload/device.h"
 
 namespace dlreset::app {
 
@@ -34,164 +27,6 @@ namespace {
 
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
-
-/// The names the --variant and --start-method checks take, from the enums' own lists.
-std::vector<std::string> variant_names() {
-  std::vector<std::string> names;
-  for (const variants::Variant variant : variants::all_variants()) {
-    names.emplace_back(variants::to_string(variant));
-  }
-  return names;
-}
-
-std::vector<std::string> start_method_names() {
-  std::vector<std::string> names;
-  for (const data::StartMethod method :
-       {data::StartMethod::thread, data::StartMethod::fork, data::StartMethod::spawn}) {
-    names.emplace_back(data::to_string(method));
-  }
-  return names;
-}
-
-/// The flags of `run` that the parser fills as text or as a negated switch, and that fold into
-/// RunOptions once parsed (RunFlags::apply).
-struct RunFlags {
-  std::string variant = variants::to_string(RunOptions{}.variant);
-  std::string method = data::to_string(RunOptions{}.start_method);
-  std::string seed_mode = data::to_string(RunOptions{}.seed_mode);
-  bool no_persistent = false;
-  bool no_pin = false;
-  bool no_progress = false;
-
-  void apply(RunOptions& options) const {
-    options.variant = *variants::parse_variant(variant);
-    options.start_method = *data::parse_start_method(method);
-    options.seed_mode = *data::parse_seed_mode(seed_mode);
-    options.persistent_workers = !no_persistent;
-    options.pin_memory = !no_pin;
-    options.progress = !no_progress;
-  }
-};
-
-void add_run_options(CLI::App& run, AcceptedValues& accepted, RunOptions& options, RunFlags& flags) {
-  accepted.add(run.add_option("--variant", flags.variant, "buggy (Lightning 1.5.0), fixed (1.5.1), "
-                              "workaround (1.5.0 with the reporter's patch) or vanilla (no Lightning)"),
-               one_of(variant_names()))
-      ->capture_default_str();
-  accepted.add(run.add_option("--workers", options.workers,
-                              "DataLoader workers per loader (0: load in the main process)"),
-               integer_in(0, 64))
-      ->capture_default_str();
-  accepted.add(run.add_option("--epochs", options.epochs, "Training epochs"), integer_in(1, 100000))
-      ->capture_default_str();
-  accepted.add(run.add_option("--batch-size", options.batch_size, "Samples per batch"),
-               integer_in(1, 60000))
-      ->capture_default_str();
-  accepted.add_switch(run.add_flag("--no-persistent-workers", flags.no_persistent,
-      "Give the loaders persistent_workers=False (a new set of workers every pass)"));
-  accepted.add_switch(run.add_flag("--no-pin-memory", flags.no_pin, "Give the loaders pin_memory=False"));
-  accepted.add(run.add_option("--start-method", flags.method, "How workers start: thread, fork or spawn"),
-               one_of(start_method_names()))
-      ->capture_default_str();
-  accepted.add(run.add_option("--limit-train-batches", options.limit_train_batches,
-                              "Training batches per epoch (default: all 938 at batch size 64)"),
-               integer_in(0, kNoUpperBound));
-  accepted.add(run.add_option("--limit-val-batches", options.limit_val_batches,
-                              "Validation batches per epoch (default: all 157 at batch size 64)"),
-               integer_in(0, kNoUpperBound));
-  accepted.add(run.add_option("--num-sanity-val-steps", options.num_sanity_val_steps,
-                              "Validation batches of the sanity check before training (-1: all)"),
-               integer_in(-1, kIntMax))
-      ->capture_default_str();
-  // Whether the directory holds the files is the data set's to say (exit 1, naming the file).
-  accepted.add(run.add_option("--data", options.data_dir, "Directory of the Fashion-MNIST IDX files"),
-               path_to("a directory holding the Fashion-MNIST IDX files"))
-      ->capture_default_str();
-  accepted.add(run.add_option("--device", options.device, "auto (CUDA when available), cpu or cuda"),
-               one_of({"auto", "cpu", "cuda"}))
-      ->capture_default_str();
-  accepted.add(run.add_option("--optimizer", options.optimizer, "sgd (with momentum 0.9) or adam"),
-               one_of({"sgd", "adam"}))
-      ->capture_default_str();
-  accepted.add(run.add_option("--lr", options.learning_rate, "Learning rate"),
-               positive_finite_number())
-      ->capture_default_str();
-  accepted.add(run.add_option("--intra-op-threads", options.intra_op_threads,
-                              "LibTorch intra-op threads on CPU (1 is fastest on a small machine)"),
-               integer_in(1, 256))
-      ->capture_default_str();
-  accepted.add(run.add_option("--seed", options.seed, "Seeds the shuffle, the workers and the weights"),
-               unsigned_integer())
-      ->capture_default_str();
-  accepted.add(run.add_option("--seed-mode", flags.seed_mode,
-                              "stable: every variant sees the same samples in the same order; torch: "
-                              "each new iterator draws from the loader's generator as real torch's does, "
-                              "so 1.5.0's order drifts from 1.5.1's from the second epoch on"),
-               one_of({data::to_string(data::SeedMode::stable), data::to_string(data::SeedMode::torch)}))
-      ->capture_default_str();
-  accepted.add_switch(run.add_flag("--trace-resets", options.trace_resets,
-      "Print a Python-style traceback to stderr every time a loader's iterator is set to null "
-      "(also: DLRESET_TRACE_RESETS=1)"));
-  accepted.add_switch(
-      run.add_flag("--profiler", options.profiler, "Print Lightning's SimpleProfiler report"));
-  accepted.add(run.add_option("--json", options.json_path,
-                              "Write the report as JSON to this file (-: stdout, and nothing else "
-                              "goes there)"),
-               output_file(/*stdout_allowed=*/true));
-  accepted.add(run.add_option("--events", options.events_path,
-                              "Write the workers' lifecycle events (spawn, load, shutdown, exit) as "
-                              "JSON"),
-               output_file(/*stdout_allowed=*/true));
-  accepted.add_switch(run.add_flag("--no-progress", flags.no_progress, "No progress bar on stderr"));
-  accepted.add(run.add_option("--ranks", options.ranks,
-                              "Ranks of a DDP-style job on this machine, started as torchrun starts them: "
-                              "this process is rank 0 and starts the others (RANK, WORLD_SIZE, "
-                              "MASTER_ADDR and MASTER_PORT in the environment join a job instead)"),
-               integer_in(1, 256))
-      ->capture_default_str();
-  accepted.add(run.add_option("--master-addr", options.master_addr,
-                              "Address of rank 0's store and process group, with --ranks"),
-               path_to("a host name or an IP address"))
-      ->capture_default_str();
-  accepted.add(run.add_option("--master-port", options.master_port,
-                              "Port of rank 0's store, with --ranks (0: any free port)"),
-               integer_in(0, 65535))
-      ->capture_default_str();
-  accepted.add(run.add_option("--dist-timeout", options.dist_timeout_s,
-                              "Seconds a rank waits for the others to join, and for each collective"),
-               finite_number_from(dist::kMinTimeoutS))
-      ->capture_default_str();
-}
-
-void add_demo_options(CLI::App& demo, AcceptedValues& accepted, DemoOptions& options,
-                      std::string& color, std::string& method) {
-  accepted.add_switch(demo.add_flag("--interactive", options.interactive, "Wait for Enter between steps"));
-  accepted.add(demo.add_option("--step", options.step, "Run only this step"), integer_in(1, kDemoSteps));
-  accepted.add(demo.add_option("--color", color,
-                               "Colour the output: auto (on a terminal), always or never"),
-               one_of({"auto", "always", "never"}))
-      ->capture_default_str();
-  accepted.add(demo.add_option("--workers", options.workers, "DataLoader workers per loader in the runs"),
-               integer_in(0, 64))
-      ->capture_default_str();
-  accepted.add(demo.add_option("--start-method", method, "How workers start: thread, fork or spawn"),
-               one_of(start_method_names()))
-      ->capture_default_str();
-  // Two epochs at least: the bug shows from the second one on.
-  accepted.add(demo.add_option("--epochs", options.epochs, "Epochs per run"), integer_in(2, 1000))
-      ->capture_default_str();
-  accepted.add(demo.add_option("--limit-train-batches", options.limit_train_batches,
-                               "Training batches per epoch"),
-               integer_in(1, kNoUpperBound))
-      ->capture_default_str();
-  accepted.add(demo.add_option("--limit-val-batches", options.limit_val_batches,
-                               "Validation batches per epoch"),
-               integer_in(1, kNoUpperBound))
-      ->capture_default_str();
-  accepted.add(demo.add_option("--data", options.data_dir, "Directory of the Fashion-MNIST IDX files"),
-               path_to("a directory holding the Fashion-MNIST IDX files"))
-      ->capture_default_str();
-}
 
 /// A signal that came after the last batch (or during the demo's wait for Enter) still ends the
 /// command as interrupted.
@@ -218,53 +53,6 @@ std::string dlreset_man_page_sections() {
          "another directory.\n"
          ".SH SEE ALSO\ndlreset\\-watch(1). The README and docs of dlreset, installed with it in "
          "share/doc/dlreset (/usr/share/doc/dlreset from the Debian package).\n";
-}
-
-/// What `run` needs beyond the parser's checks, folded into `options`: the flags, the device,
-/// the job's ranks. The exit status of a usage error, said on stderr; nothing when the run can
-/// go ahead.
-std::optional<int> finish_run_options(const CLI::App& run, RunOptions& options, const RunFlags& flags, int argc,
-                                      char** argv) {
-  if (options.json_path == "-" && options.events_path == "-") {
-    std::cerr << "dlreset: --json - and --events - would both write to stdout, as two JSON "
-                 "documents in one stream; send one of them to a file.\n";
-    return kExitUsage;
-  }
-  flags.apply(options);
-  if (options.persistent_workers && options.workers == 0) {
-    // PyTorch refuses persistent_workers with 0 workers; the command line means "as
-    // persistent as possible", so 0 workers simply run without.
-    options.persistent_workers = false;
-  }
-  try {
-    workload::resolve_device(options.device);
-  } catch (const std::invalid_argument& error) {
-    std::cerr << "dlreset: --device: " << error.what() << "\n";
-    return kExitUsage;
-  }
-  options.argv.assign(argv, argv + argc);
-#if DLRESET_HAVE_DIST
-  try {
-    resolve_job(options, run.count("--ranks") > 0, [](const char* name) { return std::getenv(name); });
-  } catch (const dist::DistError& error) {
-    std::cerr << "dlreset: " << error.what() << "\n";
-    return kExitUsage;
-  }
-#else
-  static_cast<void>(run);
-  if (options.ranks > 1 || std::getenv("WORLD_SIZE") != nullptr) {
-    std::cerr << "dlreset: this dlreset was built without c10d's Gloo, so it runs no multi-rank job; "
-                 "install libgloo-dev and build it again.\n";
-    return kExitUsage;
-  }
-#endif
-  return std::nullopt;
-}
-
-/// The demo's choices given as text, into `options` (the parser checked them already).
-void finish_demo_options(DemoOptions& options, const std::string& color, const std::string& method) {
-  options.color = color == "always" ? ColorMode::always : color == "never" ? ColorMode::never : ColorMode::automatic;
-  options.start_method = *data::parse_start_method(method);
 }
 
 /// A command's failure, said in one line on stderr, and its exit status.

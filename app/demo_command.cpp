@@ -13,6 +13,7 @@
 
 #include "app/embedded_sources.h"
 #include "app/fashion_fit.h"
+#include "app/run_command.h"  // start_method_names, which --start-method takes in `run` as well
 #include "harness/profiler/simple_profiler.h"
 #include "harness/trace/reset_trace.h"
 #include "harness/trace/stack_trace.h"
@@ -259,6 +260,41 @@ class Demo {
 };
 
 }  // namespace
+
+void add_demo_options(CLI::App& demo, AcceptedValues& accepted, DemoOptions& options, std::string& color,
+                      std::string& method) {
+  accepted.add_switch(demo.add_flag("--interactive", options.interactive, "Wait for Enter between steps"));
+  accepted.add(demo.add_option("--step", options.step, "Run only this step"), integer_in(1, kDemoSteps));
+  accepted.add(demo.add_option("--color", color,
+                               "Colour the output: auto (on a terminal), always or never"),
+               one_of({"auto", "always", "never"}))
+      ->capture_default_str();
+  accepted.add(demo.add_option("--workers", options.workers, "DataLoader workers per loader in the runs"),
+               integer_in(0, 64))
+      ->capture_default_str();
+  accepted.add(demo.add_option("--start-method", method, "How workers start: thread, fork or spawn"),
+               one_of(start_method_names()))
+      ->capture_default_str();
+  // Two epochs at least: the bug shows from the second one on.
+  accepted.add(demo.add_option("--epochs", options.epochs, "Epochs per run"), integer_in(2, 1000))
+      ->capture_default_str();
+  accepted.add(demo.add_option("--limit-train-batches", options.limit_train_batches,
+                               "Training batches per epoch"),
+               integer_in(1, kNoUpperBound))
+      ->capture_default_str();
+  accepted.add(demo.add_option("--limit-val-batches", options.limit_val_batches,
+                               "Validation batches per epoch"),
+               integer_in(1, kNoUpperBound))
+      ->capture_default_str();
+  accepted.add(demo.add_option("--data", options.data_dir, "Directory of the Fashion-MNIST IDX files"),
+               path_to("a directory holding the Fashion-MNIST IDX files"))
+      ->capture_default_str();
+}
+
+void finish_demo_options(DemoOptions& options, const std::string& color, const std::string& method) {
+  options.color = color == "always" ? ColorMode::always : color == "never" ? ColorMode::never : ColorMode::automatic;
+  options.start_method = *data::parse_start_method(method);
+}
 
 int demo_command(const DemoOptions& options) {
   Printer printer(use_color(options.color));

@@ -1,9 +1,12 @@
 // `dlreset demo`: the reporter's investigation of issue #10389, in six steps, for workshops.
 #pragma once
 
+#include <CLI/CLI.hpp>
+
 #include <cstdint>
 #include <string>
 
+#include "app/accepted_values.h"
 #include "harness/data/core/data_loader_options.h"
 
 #ifndef DLRESET_DATA_DIR
@@ -29,6 +32,14 @@ struct DemoOptions {
 };
 
 inline constexpr int kDemoSteps = 6;
+
+/// Defines the demo's options on `demo`, each with its check and words in `accepted`. --color and
+/// --start-method are read as text into `color` and `method`, for finish_demo_options.
+void add_demo_options(CLI::App& demo, AcceptedValues& accepted, DemoOptions& options, std::string& color,
+                      std::string& method);
+
+/// The demo's choices given as text, into `options` (the parser checked them already).
+void finish_demo_options(DemoOptions& options, const std::string& color, const std::string& method);
 
 /// Runs the demo, writing to stdout; returns the exit status.
 int demo_command(const DemoOptions& options);

@@ -4,23 +4,28 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <utility>
-#include <fmt/format.h>
+#include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "app/fashion_fit.h"
 #include "app/line_prefix_buffer.h"
-#include "app/progress_bar.h"
 #include "app/rank_launcher.h"
+#include "app/run_output.h"
 #include "app/run_report.h"
 #include "harness/data/core/errors.h"
 #include "harness/data/core/interrupt.h"
 #include "harness/distributed/process_group.h"
-#include "harness/profiler/simple_profiler.h"
 
 namespace dlreset::app {
 
@@ -71,6 +76,142 @@ class TraceOptionsScope {
   trace::TraceOptions previous_;
 };
 
+/// What a rank knows of the other processes of its job, to name them in its errors: on rank 0
+/// of --ranks, the ranks it started (and which of them died); on a rank that rank 0 started,
+/// whether rank 0 itself is gone.
+class JobPeers {
+ public:
+  explicit JobPeers(const RunOptions& options)
+      : options_(options), job_(*options.rendezvous), rank_zero_pid_(std::getenv(kRankZeroPidVariable)) {
+    if (rank_zero_pid_ != nullptr) rank_zero_death_.emplace();
+  }
+  JobPeers(const JobPeers&) = delete;
+  JobPeers& operator=(const JobPeers&) = delete;
+
+  /// Joins the job's process group; rank 0 of --ranks starts the other ranks once its store
+  /// listens. The group refers to this object, which must outlive it.
+  std::unique_ptr<dist::ProcessGroup> form_group() {
+    // A rank that died before reaching the store will never come: no need to wait out the
+    // timeout to say so. Only a launcher can see it die.
+    dist::ProcessGroup::WhileWaiting while_waiting;
+    if (options_.launch_ranks) {
+      while_waiting = [this](std::chrono::milliseconds interval) {
+        if (launcher_ && !launcher_->failed_ranks(interval).empty()) {
+          throw dist::DistError("Rank 0 of " + std::to_string(job_.world_size) +
+                                " stopped waiting for the other ranks to reach its store.");
+        }
+      };
+    }
+    try {
+      return std::make_unique<dist::ProcessGroup>(job_, [this](int port) { launch_ranks(port); }, while_waiting);
+    } catch (const dist::DistError& error) {
+      throw with_failed_ranks(error);
+    }
+  }
+
+  /// `error`, preceded by the ranks that had ended by then, when any had.
+  dist::DistError with_failed_ranks(const dist::DistError& error) {
+    // A closed connection means a rank is ending, and ending can take seconds (its workers'
+    // shutdown grace, a sanitizer's exit report): wait for its status, up to the timeout, so
+    // the error can name it. After a timeout, a rank still running is not ending; one more
+    // second only catches one that ended at the same moment.
+    const std::chrono::milliseconds grace =
+        error.cause() == dist::DistError::Cause::kPeerClosed ? job_.timeout : std::chrono::milliseconds(1000);
+    std::vector<std::string> failed = launcher_ ? launcher_->failed_ranks(grace) : std::vector<std::string>{};
+    if (rank_zero_gone()) failed.push_back(std::string("rank 0 (pid ") + rank_zero_pid_ + ") has ended");
+    if (failed.empty()) return dist::DistError(error.what());
+    return dist::DistError(joined(failed) + ", so the job stopped. " + error.what());
+  }
+
+  /// On a rank that rank 0 started: whether rank 0 has ended (this rank has a new parent).
+  bool rank_zero_gone() const {
+    return rank_zero_pid_ != nullptr && std::to_string(::getppid()) != rank_zero_pid_;
+  }
+  const char* rank_zero_pid() const { return rank_zero_pid_; }
+
+  /// On rank 0 of --ranks: waits for the ranks it started to end; throws naming any that failed.
+  void wait_for_ranks() {
+    if (!launcher_) return;
+    const std::vector<std::string> failed = launcher_->wait(job_.timeout);
+    if (!failed.empty()) throw dist::DistError(joined(failed) + " after sending its report.");
+  }
+
+ private:
+  void launch_ranks(int port) {
+    if (!options_.launch_ranks) return;
+    RankLauncherOptions ranks;
+    ranks.world_size = job_.world_size;
+    ranks.master_addr = job_.master_addr;
+    ranks.master_port = port;
+    ranks.argv = options_.argv;
+    launcher_ = std::make_unique<RankLauncher>(std::move(ranks));
+  }
+
+  const RunOptions& options_;
+  const dist::Rendezvous& job_;
+  std::unique_ptr<RankLauncher> launcher_;
+  const char* rank_zero_pid_;
+  std::optional<RankZeroDeathHandler> rank_zero_death_;
+};
+
+/// Fits this rank's DistributedSampler shard, averaging the gradients every step and the
+/// validation loss every epoch over `group`. An error names the ranks behind it.
+FashionFit fit_rank(const RunOptions& options, JobPeers& peers, dist::ProcessGroup& group, FitHooks hooks) {
+  const dist::Rendezvous& job = *options.rendezvous;
+  hooks.distributed = loops::DistributedSamplerKwargs{job.world_size, job.rank, options.seed};
+  hooks.all_reduce_gradients = [&group](at::Tensor& flat) {
+    std::vector<at::Tensor> tensors{flat};
+    group.all_reduce_mean(tensors);
+  };
+  hooks.reduce_mean = [&group](double value) {
+    std::vector<at::Tensor> tensors{at::full({1}, value, at::kDouble)};
+    group.all_reduce_mean(tensors);
+    return tensors[0].item<double>();
+  };
+  try {
+    return fit_fashion_mnist(options, hooks);
+  } catch (const dist::DistError& error) {
+    throw peers.with_failed_ranks(error);
+  } catch (const data::InterruptedError&) {
+    // kRankZeroDeathSignal (or a signal of the user's): say why before the line about it.
+    if (peers.rank_zero_gone()) {
+      std::cerr << "dlreset: rank " << job.rank << ": rank 0 (pid " << peers.rank_zero_pid() << ") has ended.\n";
+    }
+    throw;
+  }
+}
+
+/// This rank's report and events as one text for rank 0's gather, each marked with the rank,
+/// the events with their clock's origin so that rank 0 can put them on its own.
+std::string rank_reports(const FashionFit& fit, const RunContext& context, int rank) {
+  nlohmann::json report = to_json(fit.report, context);
+  report["rank"] = rank;
+  nlohmann::json events = events_to_json(fit.report, context);
+  events["rank"] = rank;
+  events["origin_s"] = fit.report.origin_s;
+  return nlohmann::json{{"report", report}, {"events", events}}.dump();
+}
+
+/// Rank 0's end of the job: once the ranks it started have ended well, writes the job's reports
+/// from every rank's (`gathered`) and prints its own summary (`rank_zero_summary`), then the
+/// table of every rank.
+void report_job(const RunOptions& options, const std::vector<std::string>& gathered, JobPeers& peers,
+                RunOutput& output, const std::function<std::string()>& rank_zero_summary) {
+  std::vector<nlohmann::json> reports;
+  std::vector<nlohmann::json> rank_events;
+  for (const std::string& text : gathered) {
+    nlohmann::json one = nlohmann::json::parse(text);
+    reports.push_back(std::move(one["report"]));
+    rank_events.push_back(std::move(one["events"]));
+  }
+  peers.wait_for_ranks();
+  const nlohmann::json whole_job = job_json(reports);
+  output.report([&] { return whole_job; }, [&] { return job_events_json(rank_events); }, [&] {
+    return "\nrank 0 of " + std::to_string(options.rendezvous->world_size) + ":\n" + rank_zero_summary() +
+           "\nevery rank:\n" + ranks_table(whole_job);
+  });
+}
+
 }  // namespace
 
 void resolve_job(RunOptions& options, bool ranks_given, const dist::GetEnv& getenv) {
@@ -107,126 +248,23 @@ int run_rank(const RunOptions& options) {
   // broken pipe as an error; so does this one (Gloo and the store then raise it).
   ::signal(SIGPIPE, SIG_IGN);
   const dist::Rendezvous& job = *options.rendezvous;
-  const bool rank_zero = job.rank == 0;
   LinePrefixBuffer prefixed(std::cerr.rdbuf(), "[rank " + std::to_string(job.rank) + "] ");
   std::ostream rank_stderr(&prefixed);
   std::optional<TraceOptionsScope> tracing;
   if (options.trace_resets) tracing.emplace(traceback_options(rank_stderr));
 
   // Declared before the group, so that the group goes first and the ranks are stopped after.
-  std::unique_ptr<RankLauncher> launcher;
-  // What a rank adds to an error of its own: on rank 0, the ranks that had died by then; on a
-  // rank that rank 0 started, whether rank 0 itself is gone.
-  const char* rank_zero_pid = std::getenv(kRankZeroPidVariable);
-  std::optional<RankZeroDeathHandler> rank_zero_death;
-  if (rank_zero_pid != nullptr) rank_zero_death.emplace();
-  const auto with_failed_ranks = [&](const dist::DistError& error) {
-    // A closed connection means a rank is ending, and ending can take seconds (its workers'
-    // shutdown grace, a sanitizer's exit report): wait for its status, up to the timeout, so
-    // the error can name it. After a timeout, a rank still running is not ending; one more
-    // second only catches one that ended at the same moment.
-    const std::chrono::milliseconds grace =
-        error.cause() == dist::DistError::Cause::kPeerClosed ? job.timeout : std::chrono::milliseconds(1000);
-    std::vector<std::string> failed = launcher ? launcher->failed_ranks(grace) : std::vector<std::string>{};
-    if (rank_zero_pid != nullptr && std::to_string(::getppid()) != rank_zero_pid) {
-      failed.push_back(std::string("rank 0 (pid ") + rank_zero_pid + ") has ended");
-    }
-    if (failed.empty()) return dist::DistError(error.what());
-    return dist::DistError(joined(failed) + ", so the job stopped. " + error.what());
-  };
-  // A rank that died before reaching the store will never come: no need to wait out the
-  // timeout to say so. Only a launcher can see it die.
-  dist::ProcessGroup::WhileWaiting while_waiting;
-  if (options.launch_ranks) {
-    while_waiting = [&](std::chrono::milliseconds interval) {
-      if (launcher && !launcher->failed_ranks(interval).empty()) {
-        throw dist::DistError("Rank 0 of " + std::to_string(job.world_size) +
-                              " stopped waiting for the other ranks to reach its store.");
-      }
-    };
-  }
-  std::unique_ptr<dist::ProcessGroup> group;
-  try {
-    group = std::make_unique<dist::ProcessGroup>(job, [&](int port) {
-      if (!options.launch_ranks) return;
-      RankLauncherOptions ranks;
-      ranks.world_size = job.world_size;
-      ranks.master_addr = job.master_addr;
-      ranks.master_port = port;
-      ranks.argv = options.argv;
-      launcher = std::make_unique<RankLauncher>(std::move(ranks));
-    }, while_waiting);
-  } catch (const dist::DistError& error) {
-    throw with_failed_ranks(error);
-  }
-
-  const bool json_to_stdout = options.json_path == "-" || options.events_path == "-";
-  profiler::SimpleProfiler simple_profiler;
-  ProgressBar progress_bar;
-  FitHooks hooks;
-  if (options.profiler) hooks.profiler = &simple_profiler;
-  if (rank_zero && options.progress && ::isatty(STDERR_FILENO)) hooks.callbacks.push_back(&progress_bar);
-  hooks.on_ready = [&](const std::string& device) {
-    if (!rank_zero || json_to_stdout) return;
-    std::cout << "dlreset run: " << variants::to_string(options.variant) << ", " << job.world_size << " ranks × "
-              << options.workers << (options.workers == 1 ? " worker (" : " workers (") << data::to_string(options.start_method) << ", "
-              << (options.persistent_workers ? "persistent" : "not persistent") << "), " << options.epochs
-              << " epochs on " << device << std::endl;
-  };
-  hooks.distributed = loops::DistributedSamplerKwargs{job.world_size, job.rank, options.seed};
-  hooks.all_reduce_gradients = [&](at::Tensor& flat) {
-    std::vector<at::Tensor> tensors{flat};
-    group->all_reduce_mean(tensors);
-  };
-  hooks.reduce_mean = [&](double value) {
-    std::vector<at::Tensor> tensors{at::full({1}, value, at::kDouble)};
-    group->all_reduce_mean(tensors);
-    return tensors[0].item<double>();
-  };
-  FashionFit fit;
-  try {
-    fit = fit_fashion_mnist(options, hooks);
-  } catch (const dist::DistError& error) {
-    throw with_failed_ranks(error);
-  } catch (const data::InterruptedError&) {
-    // kRankZeroDeathSignal (or a signal of the user's): say why before the line about it.
-    if (rank_zero_pid != nullptr && std::to_string(::getppid()) != rank_zero_pid) {
-      std::cerr << "dlreset: rank " << job.rank << ": rank 0 (pid " << rank_zero_pid << ") has ended.\n";
-    }
-    throw;
-  }
+  JobPeers peers(options);
+  const std::unique_ptr<dist::ProcessGroup> group = peers.form_group();
+  RunOutput output(options, /*shows=*/job.rank == 0);
+  const std::string workers =
+      fmt::format("{} ranks × {} worker{}", job.world_size, options.workers, options.workers == 1 ? "" : "s");
+  const FashionFit fit = fit_rank(options, peers, *group, output.hooks(workers));
 
   const RunContext context{&options, fit.device, fit.parameter_digests};
-  nlohmann::json report = to_json(fit.report, context);
-  report["rank"] = job.rank;
-  nlohmann::json events = events_to_json(fit.report, context);
-  events["rank"] = job.rank;
-  events["origin_s"] = fit.report.origin_s;
-  const std::vector<std::string> gathered =
-      group->gather_object(nlohmann::json{{"report", report}, {"events", events}}.dump());
-  if (!rank_zero) return 0;
-
-  std::vector<nlohmann::json> reports;
-  std::vector<nlohmann::json> rank_events;
-  for (const std::string& text : gathered) {
-    nlohmann::json one = nlohmann::json::parse(text);
-    reports.push_back(std::move(one["report"]));
-    rank_events.push_back(std::move(one["events"]));
-  }
-  if (launcher) {
-    const std::vector<std::string> failed = launcher->wait(job.timeout);
-    if (!failed.empty()) throw dist::DistError(joined(failed) + " after sending its report.");
-  }
-  const nlohmann::json whole_job = job_json(reports);
-  if (!options.json_path.empty()) write_json(options.json_path, whole_job);
-  if (!options.events_path.empty()) write_json(options.events_path, job_events_json(rank_events));
-  if (!json_to_stdout) {
-    std::cout << "\nrank 0 of " << job.world_size << ":\n"
-              << summary_table(fit.report, context) << "\nevery rank:\n"
-              << ranks_table(whole_job);
-    if (options.profiler) std::cout << "\n" << simple_profiler.summary();
-    std::cout.flush();
-  }
+  const std::vector<std::string> gathered = group->gather_object(rank_reports(fit, context, job.rank));
+  if (job.rank != 0) return 0;
+  report_job(options, gathered, peers, output, [&] { return summary_table(fit.report, context); });
   return 0;
 }
 

@@ -1,47 +1,215 @@
-#include <unistd.h>
+#include "app/run_command.h"
 
+#include <cstdlib>
 #include <iostream>
+#include <optional>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "app/distributed_run.h"
 #include "app/fashion_fit.h"
-#include "app/json_file.h"
-#include "app/progress_bar.h"
-#include "app/run_options.h"
+#include "app/run_output.h"
 #include "app/run_report.h"
-#include "harness/profiler/simple_profiler.h"
+#include "harness/distributed/rendezvous.h"
+#include "harness/workload/device.h"
 
 namespace dlreset::app {
+
+namespace {
+
+constexpr int kExitUsage = 2;
+
+/// The names --variant takes, from the enum's own list.
+std::vector<std::string> variant_names() {
+  std::vector<std::string> names;
+  for (const variants::Variant variant : variants::all_variants()) {
+    names.emplace_back(variants::to_string(variant));
+  }
+  return names;
+}
+
+/// What is fitted and how it is loaded: the variant and the DataLoader's settings.
+void add_loader_options(CLI::App& run, AcceptedValues& accepted, RunOptions& options, RunFlags& flags) {
+  accepted.add(run.add_option("--variant", flags.variant, "buggy (Lightning 1.5.0), fixed (1.5.1), "
+                              "workaround (1.5.0 with the reporter's patch) or vanilla (no Lightning)"),
+               one_of(variant_names()))
+      ->capture_default_str();
+  accepted.add(run.add_option("--workers", options.workers,
+                              "DataLoader workers per loader (0: load in the main process)"),
+               integer_in(0, 64))
+      ->capture_default_str();
+  accepted.add(run.add_option("--epochs", options.epochs, "Training epochs"), integer_in(1, 100000))
+      ->capture_default_str();
+  accepted.add(run.add_option("--batch-size", options.batch_size, "Samples per batch"),
+               integer_in(1, 60000))
+      ->capture_default_str();
+  accepted.add_switch(run.add_flag("--no-persistent-workers", flags.no_persistent,
+      "Give the loaders persistent_workers=False (a new set of workers every pass)"));
+  accepted.add_switch(run.add_flag("--no-pin-memory", flags.no_pin, "Give the loaders pin_memory=False"));
+  accepted.add(run.add_option("--start-method", flags.method, "How workers start: thread, fork or spawn"),
+               one_of(start_method_names()))
+      ->capture_default_str();
+  accepted.add(run.add_option("--limit-train-batches", options.limit_train_batches,
+                              "Training batches per epoch (default: all 938 at batch size 64)"),
+               integer_in(0, kNoUpperBound));
+  accepted.add(run.add_option("--limit-val-batches", options.limit_val_batches,
+                              "Validation batches per epoch (default: all 157 at batch size 64)"),
+               integer_in(0, kNoUpperBound));
+  accepted.add(run.add_option("--num-sanity-val-steps", options.num_sanity_val_steps,
+                              "Validation batches of the sanity check before training (-1: all)"),
+               integer_in(-1, kIntMax))
+      ->capture_default_str();
+}
+
+/// Where the data comes from and how the model trains on it.
+void add_training_options(CLI::App& run, AcceptedValues& accepted, RunOptions& options, RunFlags& flags) {
+  // Whether the directory holds the files is the data set's to say (exit 1, naming the file).
+  accepted.add(run.add_option("--data", options.data_dir, "Directory of the Fashion-MNIST IDX files"),
+               path_to("a directory holding the Fashion-MNIST IDX files"))
+      ->capture_default_str();
+  accepted.add(run.add_option("--device", options.device, "auto (CUDA when available), cpu or cuda"),
+               one_of({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  accepted.add(run.add_option("--optimizer", options.optimizer, "sgd (with momentum 0.9) or adam"),
+               one_of({"sgd", "adam"}))
+      ->capture_default_str();
+  accepted.add(run.add_option("--lr", options.learning_rate, "Learning rate"),
+               positive_finite_number())
+      ->capture_default_str();
+  accepted.add(run.add_option("--intra-op-threads", options.intra_op_threads,
+                              "LibTorch intra-op threads on CPU (1 is fastest on a small machine)"),
+               integer_in(1, 256))
+      ->capture_default_str();
+  accepted.add(run.add_option("--seed", options.seed, "Seeds the shuffle, the workers and the weights"),
+               unsigned_integer())
+      ->capture_default_str();
+  accepted.add(run.add_option("--seed-mode", flags.seed_mode,
+                              "stable: every variant sees the same samples in the same order; torch: "
+                              "each new iterator draws from the loader's generator as real torch's does, "
+                              "so 1.5.0's order drifts from 1.5.1's from the second epoch on"),
+               one_of({data::to_string(data::SeedMode::stable), data::to_string(data::SeedMode::torch)}))
+      ->capture_default_str();
+}
+
+/// What the run says beyond its summary: tracebacks, the profiler, the reports, the bar.
+void add_output_options(CLI::App& run, AcceptedValues& accepted, RunOptions& options, RunFlags& flags) {
+  accepted.add_switch(run.add_flag("--trace-resets", options.trace_resets,
+      "Print a Python-style traceback to stderr every time a loader's iterator is set to null "
+      "(also: DLRESET_TRACE_RESETS=1)"));
+  accepted.add_switch(
+      run.add_flag("--profiler", options.profiler, "Print Lightning's SimpleProfiler report"));
+  accepted.add(run.add_option("--json", options.json_path,
+                              "Write the report as JSON to this file (-: stdout, and nothing else "
+                              "goes there)"),
+               output_file(/*stdout_allowed=*/true));
+  accepted.add(run.add_option("--events", options.events_path,
+                              "Write the workers' lifecycle events (spawn, load, shutdown, exit) as "
+                              "JSON"),
+               output_file(/*stdout_allowed=*/true));
+  accepted.add_switch(run.add_flag("--no-progress", flags.no_progress, "No progress bar on stderr"));
+}
+
+/// A multi-rank job on this machine (distributed_run.h).
+void add_job_options(CLI::App& run, AcceptedValues& accepted, RunOptions& options) {
+  accepted.add(run.add_option("--ranks", options.ranks,
+                              "Ranks of a DDP-style job on this machine, started as torchrun starts them: "
+                              "this process is rank 0 and starts the others (RANK, WORLD_SIZE, "
+                              "MASTER_ADDR and MASTER_PORT in the environment join a job instead)"),
+               integer_in(1, 256))
+      ->capture_default_str();
+  accepted.add(run.add_option("--master-addr", options.master_addr,
+                              "Address of rank 0's store and process group, with --ranks"),
+               path_to("a host name or an IP address"))
+      ->capture_default_str();
+  accepted.add(run.add_option("--master-port", options.master_port,
+                              "Port of rank 0's store, with --ranks (0: any free port)"),
+               integer_in(0, 65535))
+      ->capture_default_str();
+  accepted.add(run.add_option("--dist-timeout", options.dist_timeout_s,
+                              "Seconds a rank waits for the others to join, and for each collective"),
+               finite_number_from(dist::kMinTimeoutS))
+      ->capture_default_str();
+}
+
+}  // namespace
+
+void RunFlags::apply(RunOptions& options) const {
+  options.variant = *variants::parse_variant(variant);
+  options.start_method = *data::parse_start_method(method);
+  options.seed_mode = *data::parse_seed_mode(seed_mode);
+  options.persistent_workers = !no_persistent;
+  options.pin_memory = !no_pin;
+  options.progress = !no_progress;
+}
+
+std::vector<std::string> start_method_names() {
+  std::vector<std::string> names;
+  for (const data::StartMethod method :
+       {data::StartMethod::thread, data::StartMethod::fork, data::StartMethod::spawn}) {
+    names.emplace_back(data::to_string(method));
+  }
+  return names;
+}
+
+void add_run_options(CLI::App& run, AcceptedValues& accepted, RunOptions& options, RunFlags& flags) {
+  // In this order: --help, the man page and the bash completion list the options as added.
+  add_loader_options(run, accepted, options, flags);
+  add_training_options(run, accepted, options, flags);
+  add_output_options(run, accepted, options, flags);
+  add_job_options(run, accepted, options);
+}
+
+std::optional<int> finish_run_options(const CLI::App& run, RunOptions& options, const RunFlags& flags, int argc,
+                                      char** argv) {
+  if (options.json_path == "-" && options.events_path == "-") {
+    std::cerr << "dlreset: --json - and --events - would both write to stdout, as two JSON "
+                 "documents in one stream; send one of them to a file.\n";
+    return kExitUsage;
+  }
+  flags.apply(options);
+  if (options.persistent_workers && options.workers == 0) {
+    // PyTorch refuses persistent_workers with 0 workers; the command line means "as
+    // persistent as possible", so 0 workers simply run without.
+    options.persistent_workers = false;
+  }
+  try {
+    workload::resolve_device(options.device);
+  } catch (const std::invalid_argument& error) {
+    std::cerr << "dlreset: --device: " << error.what() << "\n";
+    return kExitUsage;
+  }
+  options.argv.assign(argv, argv + argc);
+#if DLRESET_HAVE_DIST
+  try {
+    resolve_job(options, run.count("--ranks") > 0, [](const char* name) { return std::getenv(name); });
+  } catch (const dist::DistError& error) {
+    std::cerr << "dlreset: " << error.what() << "\n";
+    return kExitUsage;
+  }
+#else
+  static_cast<void>(run);
+  if (options.ranks > 1 || std::getenv("WORLD_SIZE") != nullptr) {
+    std::cerr << "dlreset: this dlreset was built without c10d's Gloo, so it runs no multi-rank job; "
+                 "install libgloo-dev and build it again.\n";
+    return kExitUsage;
+  }
+#endif
+  return std::nullopt;
+}
 
 int run_command(const RunOptions& options) {
 #if DLRESET_HAVE_DIST
   if (options.rendezvous) return run_rank(options);
 #endif
   if (options.trace_resets) trace::EventLog::global().set_trace_options(traceback_options(std::cerr));
-  const bool json_to_stdout = options.json_path == "-" || options.events_path == "-";
 
-  profiler::SimpleProfiler simple_profiler;
-  ProgressBar progress_bar;
-  FitHooks hooks;
-  if (options.profiler) hooks.profiler = &simple_profiler;
-  if (options.progress && ::isatty(STDERR_FILENO)) hooks.callbacks.push_back(&progress_bar);
-  hooks.on_ready = [&](const std::string& device) {
-    if (json_to_stdout) return;
-    std::cout << "dlreset run: " << variants::to_string(options.variant) << ", " << options.workers
-              << " workers (" << data::to_string(options.start_method) << ", "
-              << (options.persistent_workers ? "persistent" : "not persistent") << "), "
-              << options.epochs << " epochs on " << device << std::endl;
-  };
-  const FashionFit fit = fit_fashion_mnist(options, hooks);
+  RunOutput output(options, /*shows=*/true);
+  const FashionFit fit = fit_fashion_mnist(options, output.hooks(std::to_string(options.workers) + " workers"));
 
   const RunContext context{&options, fit.device, fit.parameter_digests};
-  if (!options.json_path.empty()) write_json(options.json_path, to_json(fit.report, context));
-  if (!options.events_path.empty()) write_json(options.events_path, events_to_json(fit.report, context));
-  if (!json_to_stdout) {
-    std::cout << "\n" << summary_table(fit.report, context);
-    if (options.profiler) std::cout << "\n" << simple_profiler.summary();
-    std::cout.flush();
-  }
+  output.report([&] { return to_json(fit.report, context); }, [&] { return events_to_json(fit.report, context); },
+                [&] { return "\n" + summary_table(fit.report, context); });
   return 0;
 }
 

@@ -57,7 +57,4 @@ struct RunOptions {
   std::vector<std::string> argv;  ///< This command line, which the ranks it starts run too.
 };
 
-/// Runs it, printing the summary (or JSON); returns the process exit status.
-int run_command(const RunOptions& options);
-
 }  // namespace dlreset::app
