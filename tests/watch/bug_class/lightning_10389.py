@@ -9,11 +9,11 @@ each of which loaded its data set again. 1.5.1 (PR #10434) moved those lines int
     lightning_10389.py --fixed    the 1.5.1 fetcher
 """
 
-import argparse
-
 import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import Dataset
 from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
+
+from bug_common import parse_args, worker_loader
 
 
 class Squares(Dataset):
@@ -64,13 +64,8 @@ class DataFetcher:
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--fixed", action="store_true", help="the 1.5.1 fetcher")
-    parser.add_argument("--epochs", type=int, default=3)
-    args = parser.parse_args()
-    torch.set_num_threads(1)
-    loader = DataLoader(Squares(), batch_size=32, num_workers=2, persistent_workers=True,
-                        multiprocessing_context="fork")
+    args = parse_args(__doc__, "the 1.5.1 fetcher", epochs=3)
+    loader = worker_loader(Squares(), batch_size=32, persistent_workers=True)
     total = 0.0
     for epoch in range(args.epochs):
         print(f"Epoch {epoch}", flush=True)

@@ -10,21 +10,7 @@ made each loader's iterator only when its turn came.
     lightning_17641.py --fixed    each iterator made when its loader's turn comes
 """
 
-import argparse
-
-import torch
-from torch.utils.data import DataLoader, Dataset
-
-
-class Squares(Dataset):
-    def __init__(self, size=128):
-        self.size = size
-
-    def __len__(self):
-        return self.size
-
-    def __getitem__(self, index):
-        return torch.tensor(float(index) ** 2)
+from bug_common import Squares, parse_args, worker_loader
 
 
 class SequentialCombinedLoader:
@@ -47,13 +33,8 @@ class SequentialCombinedLoader:
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--fixed", action="store_true", help="make each iterator in its turn")
-    parser.add_argument("--loaders", type=int, default=3)
-    args = parser.parse_args()
-    torch.set_num_threads(1)
-    loaders = [DataLoader(Squares(), batch_size=32, num_workers=2, multiprocessing_context="fork")
-               for _ in range(args.loaders)]
+    args = parse_args(__doc__, "make each iterator in its turn", loaders=3)
+    loaders = [worker_loader(Squares(128), batch_size=32) for _ in range(args.loaders)]
     print("Epoch 0 validation", flush=True)
     totals = [0.0] * args.loaders
     for batch, index in SequentialCombinedLoader(loaders, args.fixed):

@@ -11,21 +11,9 @@ stopped calling iter() for a DataLoader, which is iterable by its type.
     lightning_18414.py --fixed    the check looks at the type
 """
 
-import argparse
+from torch.utils.data import DataLoader
 
-import torch
-from torch.utils.data import DataLoader, Dataset
-
-
-class Squares(Dataset):
-    def __init__(self, size=256):
-        self.size = size
-
-    def __len__(self):
-        return self.size
-
-    def __getitem__(self, index):
-        return torch.tensor(float(index) ** 2)
+from bug_common import Squares, parse_args, worker_loader
 
 
 def _check_dataloader_iterable(dataloader, fixed):
@@ -39,13 +27,8 @@ def _check_dataloader_iterable(dataloader, fixed):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--fixed", action="store_true", help="check the type, not iter()")
-    parser.add_argument("--epochs", type=int, default=3)
-    args = parser.parse_args()
-    torch.set_num_threads(1)
-    loader = DataLoader(Squares(), batch_size=32, num_workers=2, persistent_workers=True,
-                        multiprocessing_context="fork")
+    args = parse_args(__doc__, "check the type, not iter()", epochs=3)
+    loader = worker_loader(Squares(), batch_size=32, persistent_workers=True)
     _check_dataloader_iterable(loader, args.fixed)
     total = 0.0
     for epoch in range(args.epochs):

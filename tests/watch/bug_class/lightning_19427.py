@@ -10,21 +10,7 @@ set that reads from a queue loses what it prefetched. The fix kept the first ite
     lightning_19427.py --fixed    the iterator made in setup_data() is the one the epoch reads
 """
 
-import argparse
-
-import torch
-from torch.utils.data import DataLoader, Dataset
-
-
-class Squares(Dataset):
-    def __init__(self, size=256):
-        self.size = size
-
-    def __len__(self):
-        return self.size
-
-    def __getitem__(self, index):
-        return torch.tensor(float(index) ** 2)
+from bug_common import Squares, parse_args, worker_loader
 
 
 class FitLoop:
@@ -48,13 +34,8 @@ class FitLoop:
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--fixed", action="store_true", help="one iterator for the resumed epoch")
-    parser.add_argument("--resume-epoch", type=int, default=2)
-    parser.add_argument("--epochs", type=int, default=3)
-    args = parser.parse_args()
-    torch.set_num_threads(1)
-    loader = DataLoader(Squares(), batch_size=32, num_workers=2, multiprocessing_context="fork")
+    args = parse_args(__doc__, "one iterator for the resumed epoch", resume_epoch=2, epochs=3)
+    loader = worker_loader(Squares(), batch_size=32)
     loop = FitLoop(loader, args.fixed)
     loop.setup_data()  # trainer.fit(ckpt_path=...): restored at the end of epoch resume_epoch - 1
     total = 0.0

@@ -10,36 +10,17 @@ epoch 2 trains on epoch 0's shuffle. PR #21941 sets the epoch before the iterato
     lightning_21938.py --fixed    set_epoch first
 """
 
-import argparse
-
-import torch
-from torch.utils.data import DataLoader, Dataset
 from torch.utils.data.distributed import DistributedSampler
 
-
-class Squares(Dataset):
-    def __init__(self, size=128):
-        self.size = size
-
-    def __len__(self):
-        return self.size
-
-    def __getitem__(self, index):
-        return torch.tensor(index)
+from bug_common import parse_args, worker_loader
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--fixed", action="store_true", help="set the epoch before the iterator is made")
-    parser.add_argument("--resume-epoch", type=int, default=2)
-    parser.add_argument("--epochs", type=int, default=4)
-    args = parser.parse_args()
-    torch.set_num_threads(1)
-    dataset = Squares()
+    args = parse_args(__doc__, "set the epoch before the iterator is made", resume_epoch=2, epochs=4)
+    dataset = list(range(128))  # sample i is i, so a pass's first samples show its order
     # One replica: the order is the sampler's own shuffle, seeded by its epoch.
     sampler = DistributedSampler(dataset, num_replicas=1, rank=0, shuffle=True, seed=0)
-    loader = DataLoader(dataset, batch_size=16, sampler=sampler, num_workers=2, persistent_workers=True,
-                        multiprocessing_context="fork")
+    loader = worker_loader(dataset, batch_size=16, sampler=sampler, persistent_workers=True)
     # setup_data(), resumed at the end of epoch resume_epoch - 1:
     if args.fixed:
         sampler.set_epoch(args.resume_epoch)

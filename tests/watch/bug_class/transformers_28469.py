@@ -11,10 +11,10 @@ and hands out the same one.
     transformers_28469.py --fixed    the eval loader made once and kept
 """
 
-import argparse
-
 import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import Dataset
+
+from bug_common import parse_args, worker_loader
 
 
 class TrainSet(Dataset):
@@ -53,8 +53,7 @@ class Trainer:
     def get_eval_dataloader(self):
         if self.fixed and self._eval_dataloader is not None:
             return self._eval_dataloader  # PR #29538: made once, kept
-        loader = DataLoader(EvalSet(), batch_size=16, num_workers=2, persistent_workers=True,
-                            multiprocessing_context="fork")
+        loader = worker_loader(EvalSet(), batch_size=16, persistent_workers=True)
         self._eval_dataloader = self.accelerator.prepare(loader)
         return self._eval_dataloader
 
@@ -63,14 +62,9 @@ class Trainer:
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--fixed", action="store_true", help="keep the eval loader")
-    parser.add_argument("--epochs", type=int, default=3)
-    args = parser.parse_args()
-    torch.set_num_threads(1)
+    args = parse_args(__doc__, "keep the eval loader", epochs=3)
     trainer = Trainer(args.fixed)
-    train_loader = DataLoader(TrainSet(), batch_size=32, num_workers=2, persistent_workers=True,
-                              multiprocessing_context="fork")
+    train_loader = worker_loader(TrainSet(), batch_size=32, persistent_workers=True)
     for epoch in range(args.epochs):
         print(f"Epoch {epoch}", flush=True)
         for batch in train_loader:
