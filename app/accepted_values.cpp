@@ -43,23 +43,20 @@ CLI::Validator finite_number_check(bool (*in_range)(double, double), double boun
 std::string path_problem(const std::string& text) {
   if (text.empty()) return "an empty path is not valid";
   if (text.rfind("--", 0) == 0) {
-    return "'" + text + "' is a flag, not a path: the path is missing (write ./" + text +
-           " for a file so named)";
+    return "'" + text + "' is a flag, not a path: the path is missing (write ./" + text + " for a file so named)";
   }
   return {};
 }
 
 std::string output_file_problem(const std::string& text, bool stdout_allowed) {
   if (text == "-") {
-    return stdout_allowed ? std::string()
-                          : "'-' is not a file: the watched program's output goes to stdout";
+    return stdout_allowed ? std::string() : "'-' is not a file: the watched program's output goes to stdout";
   }
   if (std::string problem = path_problem(text); !problem.empty()) return problem;
   const std::filesystem::path path(text);
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) return "'" + text + "' is a directory";
-  const std::filesystem::path parent =
-      path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const std::filesystem::path parent = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   if (!std::filesystem::is_directory(parent, error)) {
     return "the directory of '" + text + "' does not exist";
   }
@@ -78,8 +75,7 @@ std::string listed(const std::vector<std::string>& names) {
 }
 
 bool is_open_ended(std::int64_t high) {
-  return high == std::numeric_limits<std::int64_t>::max() ||
-         high == std::numeric_limits<int>::max();
+  return high == std::numeric_limits<std::int64_t>::max() || high == std::numeric_limits<int>::max();
 }
 
 }  // namespace
@@ -128,18 +124,13 @@ Accepted finite_number_from(double low) {
           "FLOAT >= " + bound, "a finite number of " + bound + " or more"};
 }
 
-Accepted one_of(const std::vector<std::string>& names) {
-  return {CLI::IsMember(names), "", listed(names)};
-}
+Accepted one_of(const std::vector<std::string>& names) { return {CLI::IsMember(names), "", listed(names)}; }
 
-Accepted path_to(std::string words) {
-  return {CLI::Validator(path_problem, "PATH", "path"), "", std::move(words)};
-}
+Accepted path_to(std::string words) { return {CLI::Validator(path_problem, "PATH", "path"), "", std::move(words)}; }
 
 Accepted output_file(bool stdout_allowed) {
-  CLI::Validator check(
-      [stdout_allowed](std::string& text) { return output_file_problem(text, stdout_allowed); },
-      "PATH", "output_file");
+  CLI::Validator check([stdout_allowed](std::string& text) { return output_file_problem(text, stdout_allowed); },
+                       "PATH", "output_file");
   std::string words = "a file path in an existing, writable directory";
   if (stdout_allowed) words += ", or - for stdout";
   return {check, "", std::move(words)};
@@ -166,11 +157,9 @@ std::string usage_message(const CLI::ParseError& error, const AcceptedValues* ac
   std::string best;
   std::size_t best_at = std::string::npos;
   for (const auto& [flag, flag_words] : words) {
-    for (std::size_t at = message.find(flag); at != std::string::npos;
-         at = message.find(flag, at + 1)) {
+    for (std::size_t at = message.find(flag); at != std::string::npos; at = message.find(flag, at + 1)) {
       const std::size_t end = at + flag.size();
-      const bool whole = end == message.size() || message[end] == ':' || message[end] == ' ' ||
-                         message[end] == '=';
+      const bool whole = end == message.size() || message[end] == ':' || message[end] == ' ' || message[end] == '=';
       if (whole && at < best_at) {
         best = flag;
         best_at = at;

@@ -70,14 +70,16 @@ std::string bash_completion(const CLI::App& app) {
          "_dlreset() {\n"
          "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} command= word words\n"
          "  for word in \"${COMP_WORDS[@]:1:COMP_CWORD-1}\"; do\n"
-         "    case $word in " << commands << ") command=$word; break ;; esac\n"
+         "    case $word in "
+      << commands
+      << ") command=$word; break ;; esac\n"
          "  done\n"
          "  case \"$command:$prev\" in\n"
       << values.str()
       << "  esac\n"
          "  case $command in\n"
-      << words.str()
-      << "    *) words=\"" << top_level << "\" ;;\n"
+      << words.str() << "    *) words=\"" << top_level
+      << "\" ;;\n"
          "  esac\n"
          "  COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
          "}\n"

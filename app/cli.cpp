@@ -48,7 +48,9 @@ std::string dlreset_man_page_sections() {
          ".SH ENVIRONMENT\n.TP\n.B DLRESET_TRACE_RESETS=1\n"
          "Print a Python\\-style traceback to stderr every time a loader's iterator is set to null, "
          "in any program built on dlreset's DataLoader.\n"
-         ".SH FILES\n.TP\n.I " + roff(DLRESET_DATA_DIR) + "\n"
+         ".SH FILES\n.TP\n.I " +
+         roff(DLRESET_DATA_DIR) +
+         "\n"
          "The Fashion\\-MNIST IDX files (Debian: dataset\\-fashion\\-mnist), unless \\-\\-data names "
          "another directory.\n"
          ".SH SEE ALSO\ndlreset\\-watch(1). The README and docs of dlreset, installed with it in "
@@ -61,8 +63,8 @@ int status_for_failure(const std::exception_ptr& failure) {
     std::rethrow_exception(failure);
   } catch (const data::InterruptedError& error) {
     // Unwinding to here destroyed the loaders: their workers are shut down and reaped.
-    std::cerr << "dlreset: interrupted by signal " << error.signal_number() << " ("
-              << strsignal(error.signal_number()) << "); the DataLoader workers were shut down.\n";
+    std::cerr << "dlreset: interrupted by signal " << error.signal_number() << " (" << strsignal(error.signal_number())
+              << "); the DataLoader workers were shut down.\n";
     return exit_status_for_signal(error.signal_number());
   } catch (const data::DatasetError& error) {
     std::cerr << "dlreset: the data set cannot be used: " << error.what() << "\n";
@@ -84,30 +86,38 @@ int main_cli(int argc, char** argv) {
   app.set_version_flag("--version", version + " (built with LibTorch " TORCH_VERSION ")");
   // Hidden (no group): the build writes dlreset.1 and the bash completion with these, from the
   // app defined here.
-  app.add_flag_callback("--man-page", [&app, &version] {
-       std::cout << man_page(app, version, dlreset_man_page_sections());
-       throw CLI::Success();
-     }, "Print the man page (roff) and exit")->group("");
-  app.add_flag_callback("--bash-completion", [&app] {
-       std::cout << bash_completion(app);
-       throw CLI::Success();
-     }, "Print the bash completion script and exit")->group("");
+  app.add_flag_callback(
+         "--man-page",
+         [&app, &version] {
+           std::cout << man_page(app, version, dlreset_man_page_sections());
+           throw CLI::Success();
+         },
+         "Print the man page (roff) and exit")
+      ->group("");
+  app.add_flag_callback(
+         "--bash-completion",
+         [&app] {
+           std::cout << bash_completion(app);
+           throw CLI::Success();
+         },
+         "Print the bash completion script and exit")
+      ->group("");
   app.require_subcommand(1);
 
   RunOptions run_options;
   RunFlags run_flags;
-  CLI::App* run = app.add_subcommand(
-      "run", "Fit a CNN on Fashion-MNIST with one variant; report epoch times, worker spawns, "
-             "iterator resets and dataset loads per loader");
+  CLI::App* run =
+      app.add_subcommand("run", "Fit a CNN on Fashion-MNIST with one variant; report epoch times, worker spawns, "
+                                "iterator resets and dataset loads per loader");
   AcceptedValues run_accepted;
   add_run_options(*run, run_accepted, run_options, run_flags);
 
   DemoOptions demo_options;
   std::string demo_color = "auto";
   std::string demo_method = data::to_string(demo_options.start_method);
-  CLI::App* demo = app.add_subcommand(
-      "demo", "Walk through the investigation of the bug in six steps: symptom, profiler, anomaly, "
-              "hook, root cause, fix (for workshops; under two minutes with the defaults)");
+  CLI::App* demo =
+      app.add_subcommand("demo", "Walk through the investigation of the bug in six steps: symptom, profiler, anomaly, "
+                                 "hook, root cause, fix (for workshops; under two minutes with the defaults)");
   AcceptedValues demo_accepted;
   add_demo_options(*demo, demo_accepted, demo_options, demo_color, demo_method);
 
@@ -141,8 +151,8 @@ int main_cli(int argc, char** argv) {
       return status_after_signals(run_command(run_options));
     }
     if (watch->parsed()) {
-      if (const std::optional<int> bad = finish_watch_options(*watch, watch_options, watch_flags,
-                                                              command_after_dashes, "dlreset: watch")) {
+      if (const std::optional<int> bad =
+              finish_watch_options(*watch, watch_options, watch_flags, command_after_dashes, "dlreset: watch")) {
         return *bad;
       }
       return watch_command(watch_options);

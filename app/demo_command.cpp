@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <iostream>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -114,7 +114,8 @@ class Demo {
                       "only the time differs, and persistent_workers=True did not help.");
     const auto& vanilla = fit(Variant::vanilla, options_.workers);
     const auto& buggy = fit(Variant::buggy, options_.workers);
-    printer_.text(fmt::format("\n  {:>5}  {:>14}  {:>19}  {:>10}\n", "epoch", "plain loop (s)", "Lightning 1.5.0 (s)", "loss"));
+    printer_.text(fmt::format("\n  {:>5}  {:>14}  {:>19}  {:>10}\n", "epoch", "plain loop (s)", "Lightning 1.5.0 (s)",
+                              "loss"));
     for (std::size_t e = 0; e < buggy.epochs.size() && e < vanilla.epochs.size(); ++e) {
       printer_.text(fmt::format("  {:>5}  {:>14.2f}  {:>19.2f}  {:>10.4f}\n", e, vanilla.epochs[e].seconds,
                                 buggy.epochs[e].seconds, buggy.epochs[e].train_loss));
@@ -131,8 +132,8 @@ class Demo {
     const std::map<std::string, profiler::SimpleProfiler::ActionStats> buggy = profiled(Variant::buggy, true);
     const std::map<std::string, profiler::SimpleProfiler::ActionStats> fixed = profiled(Variant::fixed, false);
     std::string table = fmt::format("\n  {:<26}  {:>15}  {:>15}\n", "action", "1.5.0 total (s)", "1.5.1 total (s)");
-    for (const char* action : {"run_training_epoch", "get_train_batch", "fetch_next_train_batch",
-                               "get_validate_batch", "run_training_batch"}) {
+    for (const char* action : {"run_training_epoch", "get_train_batch", "fetch_next_train_batch", "get_validate_batch",
+                               "run_training_batch"}) {
       auto total = [action](const auto& stats) {
         const auto found = stats.find(action);
         return found == stats.end() ? std::string("-")
@@ -162,8 +163,8 @@ class Demo {
     printer_.heading(3, "The anomaly: more workers, slower");
     printer_.look_for("with the bug every extra worker is one more dataset load per pass, so the total "
                       "grows with the number of workers instead of shrinking.");
-    std::string table = fmt::format("\n  {:>7}  {:>9}  {:>13}  {:>13}\n", "workers", "total (s)", "worker spawns",
-                                    "dataset loads");
+    std::string table =
+        fmt::format("\n  {:>7}  {:>9}  {:>13}  {:>13}\n", "workers", "total (s)", "worker spawns", "dataset loads");
     for (const int workers : {0, 1, 2, 4}) {
       const auto& report = fit(Variant::buggy, workers);
       table += fmt::format("  {:>7}  {:>9.2f}  {:>13}  {:>13}\n", workers, report.total_s,
@@ -240,18 +241,21 @@ class Demo {
     const std::filesystem::path bin = std::filesystem::read_symlink("/proc/self/exe", error).parent_path();
     const std::filesystem::path prefix = bin.parent_path();
     if (!error && std::filesystem::exists(prefix / "CTestTestfile.cmake", error)) {
-      return "\n  What guards it: ctest --test-dir " + prefix.string() + " -L regression\n"
+      return "\n  What guards it: ctest --test-dir " + prefix.string() +
+             " -L regression\n"
              "  (tests/lightning/fit_counts_test.cpp checks these counts for every variant; "
              "tests/lightning/workers_are_shutdown_test.cpp is Lightning's own test, ported).\n"
-             "  Check a Python loop of your own: " + (bin / "dlreset").string() +
-             " watch -- python3 train.py\n";
+             "  Check a Python loop of your own: " +
+             (bin / "dlreset").string() + " watch -- python3 train.py\n";
     }
     const std::filesystem::path examples = prefix / "share" / "dlreset" / "examples";
     return "\n  What guards it: the regression suite of dlreset's source (ctest -L regression) checks these\n"
            "  counts for every variant.\n"
            "  Watch the same bug in a plain torch program: dlreset watch -- python3 " +
-           (examples / "lightning_10389.py").string() + "\n"
-           "  and its fix: dlreset watch -- python3 " + (examples / "lightning_10389.py").string() + " --fixed\n";
+           (examples / "lightning_10389.py").string() +
+           "\n"
+           "  and its fix: dlreset watch -- python3 " +
+           (examples / "lightning_10389.py").string() + " --fixed\n";
   }
 
   const DemoOptions& options_;
@@ -265,29 +269,32 @@ void add_demo_options(CLI::App& demo, AcceptedValues& accepted, DemoOptions& opt
                       std::string& method) {
   accepted.add_switch(demo.add_flag("--interactive", options.interactive, "Wait for Enter between steps"));
   accepted.add(demo.add_option("--step", options.step, "Run only this step"), integer_in(1, kDemoSteps));
-  accepted.add(demo.add_option("--color", color,
-                               "Colour the output: auto (on a terminal), always or never"),
-               one_of({"auto", "always", "never"}))
+  accepted
+      .add(demo.add_option("--color", color, "Colour the output: auto (on a terminal), always or never"),
+           one_of({"auto", "always", "never"}))
       ->capture_default_str();
-  accepted.add(demo.add_option("--workers", options.workers, "DataLoader workers per loader in the runs"),
-               integer_in(0, 64))
+  accepted
+      .add(demo.add_option("--workers", options.workers, "DataLoader workers per loader in the runs"),
+           integer_in(0, 64))
       ->capture_default_str();
-  accepted.add(demo.add_option("--start-method", method, "How workers start: thread, fork or spawn"),
-               one_of(start_method_names()))
+  accepted
+      .add(demo.add_option("--start-method", method, "How workers start: thread, fork or spawn"),
+           one_of(start_method_names()))
       ->capture_default_str();
   // Two epochs at least: the bug shows from the second one on.
   accepted.add(demo.add_option("--epochs", options.epochs, "Epochs per run"), integer_in(2, 1000))
       ->capture_default_str();
-  accepted.add(demo.add_option("--limit-train-batches", options.limit_train_batches,
-                               "Training batches per epoch"),
-               integer_in(1, kNoUpperBound))
+  accepted
+      .add(demo.add_option("--limit-train-batches", options.limit_train_batches, "Training batches per epoch"),
+           integer_in(1, kNoUpperBound))
       ->capture_default_str();
-  accepted.add(demo.add_option("--limit-val-batches", options.limit_val_batches,
-                               "Validation batches per epoch"),
-               integer_in(1, kNoUpperBound))
+  accepted
+      .add(demo.add_option("--limit-val-batches", options.limit_val_batches, "Validation batches per epoch"),
+           integer_in(1, kNoUpperBound))
       ->capture_default_str();
-  accepted.add(demo.add_option("--data", options.data_dir, "Directory of the Fashion-MNIST IDX files"),
-               path_to("a directory holding the Fashion-MNIST IDX files"))
+  accepted
+      .add(demo.add_option("--data", options.data_dir, "Directory of the Fashion-MNIST IDX files"),
+           path_to("a directory holding the Fashion-MNIST IDX files"))
       ->capture_default_str();
 }
 

@@ -33,7 +33,7 @@ namespace {
 
 /// The counts of each loader that the totals sum over the ranks.
 constexpr const char* kLoaders[] = {"train", "val"};
-constexpr const char* kCounts[] = {"worker_spawns", "shutdown_calls", "iterator_resets_during_fit",
+constexpr const char* kCounts[] = {"worker_spawns",         "shutdown_calls",    "iterator_resets_during_fit",
                                    "iterator_resets_total", "iterators_created", "dataset_loads"};
 
 std::string joined(const std::vector<std::string>& sentences) {
@@ -103,7 +103,8 @@ class JobPeers {
       };
     }
     try {
-      return std::make_unique<dist::ProcessGroup>(job_, [this](int port) { launch_ranks(port); }, while_waiting);
+      return std::make_unique<dist::ProcessGroup>(
+          job_, [this](int port) { launch_ranks(port); }, while_waiting);
     } catch (const dist::DistError& error) {
       throw with_failed_ranks(error);
     }
@@ -124,9 +125,7 @@ class JobPeers {
   }
 
   /// On a rank that rank 0 started: whether rank 0 has ended (this rank has a new parent).
-  bool rank_zero_gone() const {
-    return rank_zero_pid_ != nullptr && std::to_string(::getppid()) != rank_zero_pid_;
-  }
+  bool rank_zero_gone() const { return rank_zero_pid_ != nullptr && std::to_string(::getppid()) != rank_zero_pid_; }
   const char* rank_zero_pid() const { return rank_zero_pid_; }
 
   /// On rank 0 of --ranks: waits for the ranks it started to end; throws naming any that failed.
@@ -195,8 +194,8 @@ std::string rank_reports(const FashionFit& fit, const RunContext& context, int r
 /// Rank 0's end of the job: once the ranks it started have ended well, writes the job's reports
 /// from every rank's (`gathered`) and prints its own summary (`rank_zero_summary`), then the
 /// table of every rank.
-void report_job(const RunOptions& options, const std::vector<std::string>& gathered, JobPeers& peers,
-                RunOutput& output, const std::function<std::string()>& rank_zero_summary) {
+void report_job(const RunOptions& options, const std::vector<std::string>& gathered, JobPeers& peers, RunOutput& output,
+                const std::function<std::string()>& rank_zero_summary) {
   std::vector<nlohmann::json> reports;
   std::vector<nlohmann::json> rank_events;
   for (const std::string& text : gathered) {
@@ -206,10 +205,11 @@ void report_job(const RunOptions& options, const std::vector<std::string>& gathe
   }
   peers.wait_for_ranks();
   const nlohmann::json whole_job = job_json(reports);
-  output.report([&] { return whole_job; }, [&] { return job_events_json(rank_events); }, [&] {
-    return "\nrank 0 of " + std::to_string(options.rendezvous->world_size) + ":\n" + rank_zero_summary() +
-           "\nevery rank:\n" + ranks_table(whole_job);
-  });
+  output.report([&] { return whole_job; }, [&] { return job_events_json(rank_events); },
+                [&] {
+                  return "\nrank 0 of " + std::to_string(options.rendezvous->world_size) + ":\n" + rank_zero_summary() +
+                         "\nevery rank:\n" + ranks_table(whole_job);
+                });
 }
 
 }  // namespace
@@ -221,8 +221,8 @@ void resolve_job(RunOptions& options, bool ranks_given, const dist::GetEnv& gete
   std::optional<dist::Rendezvous> from_environment = dist::env_rendezvous(getenv);
   if (from_environment) {
     if (ranks_given && options.ranks != from_environment->world_size) {
-      throw dist::DistError("--ranks " + std::to_string(options.ranks) + " disagrees with WORLD_SIZE=" +
-                            std::to_string(from_environment->world_size) +
+      throw dist::DistError("--ranks " + std::to_string(options.ranks) +
+                            " disagrees with WORLD_SIZE=" + std::to_string(from_environment->world_size) +
                             " in the environment; drop --ranks where a launcher sets WORLD_SIZE, or give "
                             "the same number.");
     }
@@ -308,10 +308,10 @@ std::string ranks_table(const nlohmann::json& job) {
   const auto row = [&](const std::string& rank, const char* loader, const nlohmann::json& counts) {
     const std::int64_t total = counts["iterator_resets_total"].get<std::int64_t>();
     const std::int64_t during_fit = counts["iterator_resets_during_fit"].get<std::int64_t>();
-    out += fmt::format("{:>5}  {:<6}  {:>13}  {:>28}  {:>13}\n", rank, loader,
-                       counts["worker_spawns"].get<std::int64_t>(),
-                       fmt::format("{} + {}", during_fit, total - during_fit),
-                       counts["dataset_loads"].get<std::int64_t>());
+    out +=
+        fmt::format("{:>5}  {:<6}  {:>13}  {:>28}  {:>13}\n", rank, loader, counts["worker_spawns"].get<std::int64_t>(),
+                    fmt::format("{} + {}", during_fit, total - during_fit),
+                    counts["dataset_loads"].get<std::int64_t>());
   };
   for (const nlohmann::json& rank : job["ranks"]) {
     for (const char* loader : kLoaders) row(std::to_string(rank["rank"].get<int>()), loader, rank[loader]);

@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "app/embedded_sources.h"
-#include "harness/data/data_loader.h"
 #include "harness/data/core/datasets/idx_dataset.h"
+#include "harness/data/data_loader.h"
 #include "harness/workload/fashion_mnist_module.h"
 
 namespace dlreset::app {
@@ -24,8 +24,9 @@ std::shared_ptr<data::DataLoader> fashion_loader(const RunOptions& options, cons
   loader.start_method = options.start_method;
   loader.seed = options.seed;
   loader.seed_mode = options.seed_mode;
-  return std::make_shared<data::DataLoader>(
-      std::shared_ptr<data::Dataset>(data::make_fashion_mnist(options.data_dir, split)), loader);
+  return std::make_shared<data::DataLoader>(std::shared_ptr<data::Dataset>(data::make_fashion_mnist(options.data_dir,
+                                                                                                    split)),
+                                            loader);
 }
 
 /// Records FashionFit::parameter_digests.

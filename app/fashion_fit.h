@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "app/run_options.h"
-#include "variants/fit_report.h"
 #include "harness/lightning/callback.h"
 #include "harness/lightning/trainer_options.h"
 #include "harness/profiler/profiler.h"
 #include "harness/trace/event_log.h"
+#include "variants/fit_report.h"
 
 namespace dlreset::app {
 

@@ -13,15 +13,13 @@ namespace dlreset::app {
 /// rank's own writes allow.
 class LinePrefixBuffer : public std::streambuf {
  public:
-  LinePrefixBuffer(std::streambuf* target, std::string prefix)
-      : target_(target), prefix_(std::move(prefix)) {}
+  LinePrefixBuffer(std::streambuf* target, std::string prefix) : target_(target), prefix_(std::move(prefix)) {}
 
  protected:
   int overflow(int character) override {
     if (character == traits_type::eof()) return traits_type::not_eof(character);
-    if (at_line_start_ &&
-        target_->sputn(prefix_.data(), static_cast<std::streamsize>(prefix_.size())) !=
-            static_cast<std::streamsize>(prefix_.size())) {
+    if (at_line_start_ && target_->sputn(prefix_.data(), static_cast<std::streamsize>(prefix_.size())) !=
+                              static_cast<std::streamsize>(prefix_.size())) {
       return traits_type::eof();
     }
     at_line_start_ = character == '\n';

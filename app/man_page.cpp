@@ -56,7 +56,8 @@ std::string man_page(const CLI::App& app, const std::string& version, const std:
   const std::string& description = app.get_description();
   const std::size_t colon = description.find(": ");
   out << ".TH " << roff(title) << " 1 \"\" \"" << roff(version) << "\" \"User Commands\"\n";
-  out << ".SH NAME\n" << roff(app.get_name()) << " \\- "
+  out << ".SH NAME\n"
+      << roff(app.get_name()) << " \\- "
       << roff(colon == std::string::npos ? description : description.substr(colon + 2)) << "\n";
   out << ".SH SYNOPSIS\n";
   if (!synopsis.empty()) out << synopsis;

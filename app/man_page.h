@@ -7,16 +7,16 @@
 namespace CLI {
 class App;
 class Option;
-}
+}  // namespace CLI
 
 namespace dlreset::app {
 
-/// The roff source of the man page of `app`, for `version` ("dlreset 0.4.0"): its description, its own options, and every
-/// subcommand with its options, in the order --help lists them, then `closing_sections` (roff:
-/// EXIT STATUS, ENVIRONMENT, FILES, SEE ALSO, as the command has them). Hidden options (no
-/// group) are left out, as --help leaves them out. The build runs `dlreset --man-page` (and
-/// `dlreset-watch --man-page`) to write the pages, so a new subcommand or flag is in the man
-/// page as soon as it is in --help. `synopsis` replaces the one made from the subcommands.
+/// The roff source of the man page of `app`, for `version` ("dlreset 0.4.0"): its description, its own options, and
+/// every subcommand with its options, in the order --help lists them, then `closing_sections` (roff: EXIT STATUS,
+/// ENVIRONMENT, FILES, SEE ALSO, as the command has them). Hidden options (no group) are left out, as --help leaves
+/// them out. The build runs `dlreset --man-page` (and `dlreset-watch --man-page`) to write the pages, so a new
+/// subcommand or flag is in the man page as soon as it is in --help. `synopsis` replaces the one made from the
+/// subcommands.
 std::string man_page(const CLI::App& app, const std::string& version, const std::string& closing_sections,
                      const std::string& synopsis = "");
 

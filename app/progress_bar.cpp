@@ -18,8 +18,8 @@ void ProgressBar::draw(bool force) {
   const double elapsed = std::chrono::duration<double>(now - started_).count();
   const double rate = elapsed > 0 ? static_cast<double>(done_) / elapsed : 0.0;
   const double left = rate > 0 ? static_cast<double>(total_ - done_) / rate : 0.0;
-  std::string text = fmt::format("{}: {}/{} [{}<{}, {:.1f}it/s", label_, done_, total_,
-                                 clock_text(elapsed), clock_text(left), rate);
+  std::string text =
+      fmt::format("{}: {}/{} [{}<{}, {:.1f}it/s", label_, done_, total_, clock_text(elapsed), clock_text(left), rate);
   if (!in_validation_ && done_ > 0) text += fmt::format(", loss={:.3f}", loss_);
   if (val_batches_ > 0 && !in_validation_) {
     text += fmt::format(", val_loss={:.3f}", val_loss_sum_ / static_cast<double>(val_batches_));

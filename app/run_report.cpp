@@ -18,7 +18,6 @@ constexpr const char* kRunSchema = "dlreset.run";
 constexpr const char* kEventsSchema = "dlreset.events";
 constexpr int kSchemaVersion = 1;
 
-
 nlohmann::json loader_json(const variants::LoaderReport& loader) {
   return {{"worker_spawns", loader.counters.worker_spawns},
           {"shutdown_calls", loader.counters.shutdown_calls},
@@ -141,26 +140,21 @@ nlohmann::json to_json(const variants::FitReport& report, const RunContext& cont
 std::string summary_table(const variants::FitReport& report, const RunContext& context) {
   const RunOptions& options = *context.options;
   std::string out;
-  out += fmt::format("dlreset run: {} ({})\n", variants::to_string(report.variant),
-                     variants::describe(report.variant));
+  out += fmt::format("dlreset run: {} ({})\n", variants::to_string(report.variant), variants::describe(report.variant));
   out += fmt::format("  {} worker{} ({}, {}), batch size {}, device {}\n\n", options.workers,
                      options.workers == 1 ? "" : "s", data::to_string(options.start_method),
-                     options.persistent_workers ? "persistent" : "not persistent",
-                     options.batch_size, context.device);
-  out += fmt::format("{:>5}  {:>9}  {:>10}  {:>10}  {:>8}\n", "epoch", "seconds", "train_loss",
-                     "val_loss", "samples");
+                     options.persistent_workers ? "persistent" : "not persistent", options.batch_size, context.device);
+  out += fmt::format("{:>5}  {:>9}  {:>10}  {:>10}  {:>8}\n", "epoch", "seconds", "train_loss", "val_loss", "samples");
   for (std::size_t e = 0; e < report.epochs.size(); ++e) {
     const variants::EpochRecord& epoch = report.epochs[e];
-    out += fmt::format("{:>5}  {:>9.3f}  {:>10.4f}  {:>10.4f}  {:>8}\n", e, epoch.seconds,
-                       epoch.train_loss, epoch.val_loss, epoch.train_samples);
+    out += fmt::format("{:>5}  {:>9.3f}  {:>10.4f}  {:>10.4f}  {:>8}\n", e, epoch.seconds, epoch.train_loss,
+                       epoch.val_loss, epoch.train_samples);
   }
-  out += fmt::format("\nsanity check {:.3f} s, whole fit {:.3f} s\n\n", report.sanity_check_s,
-                     report.total_s);
+  out += fmt::format("\nsanity check {:.3f} s, whole fit {:.3f} s\n\n", report.sanity_check_s, report.total_s);
   out += fmt::format("{:<6}  {:>13}  {:>28}  {:>14}  {:>13}\n", "loader", "worker spawns",
                      "iterator resets fit+teardown", "shutdown calls", "dataset loads");
-  for (const auto& [name, loader] :
-       {std::pair<const char*, const variants::LoaderReport*>{"train", &report.train},
-        std::pair<const char*, const variants::LoaderReport*>{"val", &report.val}}) {
+  for (const auto& [name, loader] : {std::pair<const char*, const variants::LoaderReport*>{"train", &report.train},
+                                     std::pair<const char*, const variants::LoaderReport*>{"val", &report.val}}) {
     out += fmt::format("{:<6}  {:>13}  {:>28}  {:>14}  {:>13}\n", name, loader->counters.worker_spawns,
                        fmt::format("{} + {}", loader->resets_during_fit, loader->resets_at_teardown),
                        loader->counters.shutdown_calls, loader->counters.dataset_loads);

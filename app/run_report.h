@@ -1,8 +1,8 @@
 // How `dlreset run` reports a fit: a table for people, JSON for plots and scripts.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

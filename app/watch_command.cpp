@@ -76,12 +76,14 @@ class LiveResets {
     using watch::HookEventKind;
     if (!event.dataset.empty()) loaders_[{event.pid, event.loader}] = watch::LoaderView::of(event);
     if (event.kind == HookEventKind::iterator_made) iterators_[{event.pid, event.iterator}] = event.loader;
-    const bool stops = (event.kind == HookEventKind::workers_shutdown && event.persistent && event.caller != "__del__") ||
-                       (event.kind == HookEventKind::iterator_dropped && !event.worker_pids.empty());
+    const bool stops =
+        (event.kind == HookEventKind::workers_shutdown && event.persistent && event.caller != "__del__") ||
+        (event.kind == HookEventKind::iterator_dropped && !event.worker_pids.empty());
     if (!stops || !reported_.insert({event.pid, event.iterator}).second) return;
     watch::PythonView view;  // just enough of one to name the loader
     const std::string key = event.loader.empty() ? iterators_[{event.pid, event.iterator}] : event.loader;
-    if (const auto found = loaders_.find({event.pid, key}); found != loaders_.end()) view.loaders.push_back(found->second);
+    if (const auto found = loaders_.find({event.pid, key}); found != loaders_.end())
+      view.loaders.push_back(found->second);
     watch::HookEvent named = event;
     named.loader = key;
     const std::string heading = watch::reset_heading(view, named);
@@ -135,9 +137,11 @@ std::string gate_words(const watch::WatchReport& report, const watch::Check& che
     return fmt::format("workers were replaced {} time{} (at {})", check.count, check.count == 1 ? "" : "s", times);
   }
   if (check.name == "live_workers") {
-    return fmt::format("{} workers were alive at once (at {:.2f} s)", check.count, report.findings.peak.time_s - origin);
+    return fmt::format("{} workers were alive at once (at {:.2f} s)", check.count,
+                       report.findings.peak.time_s - origin);
   }
-  if (check.name == "leaked_workers") return fmt::format("{} worker{} leaked", check.count, check.count == 1 ? " was" : "s were");
+  if (check.name == "leaked_workers")
+    return fmt::format("{} worker{} leaked", check.count, check.count == 1 ? " was" : "s were");
   if (check.name == "extra_iterators") {
     return fmt::format("{} iterator{} handed out no batch before the next iter()", check.count,
                        check.count == 1 ? "" : "s");
@@ -154,8 +158,12 @@ nlohmann::json hold_gates(const WatchCommandOptions& options, const watch::Watch
     if (gate->limit < 0) continue;
     const watch::Check& check = check_named(report.findings, gate->check);
     const bool passed = check.seen && check.count <= gate->limit;
-    gates.push_back({{"flag", gate->flag}, {"check", gate->check}, {"limit", gate->limit}, {"count", check.count},
-                     {"seen", check.seen}, {"passed", passed}});
+    gates.push_back({{"flag", gate->flag},
+                     {"check", gate->check},
+                     {"limit", gate->limit},
+                     {"count", check.count},
+                     {"seen", check.seen},
+                     {"passed", passed}});
     if (passed) continue;
     failed = true;
     if (!check.seen) {
@@ -164,7 +172,8 @@ nlohmann::json hold_gates(const WatchCommandOptions& options, const watch::Watch
       continue;
     }
     std::cerr << fmt::format("{}: {}, more than the {} allowed ({}).\n", options.program_name,
-                             gate_words(report, check), gate->limit, gate->set_by != nullptr ? gate->set_by : gate->flag);
+                             gate_words(report, check), gate->limit,
+                             gate->set_by != nullptr ? gate->set_by : gate->flag);
   }
   return gates;
 }
@@ -177,15 +186,16 @@ void add_watch_options(CLI::App& watch, AcceptedValues& accepted, WatchCommandOp
                                 "Attach to this running process instead of running a command (the Python hook "
                                 "cannot be put in a process that has started)"),
                integer_in(1, kIntMax));
-  accepted.add(watch.add_option("--mode", options.mode,
-                                "How the tree is followed: auto (the kernel's process events "
-                                "connector where it can be opened, as root; else poll), connector "
-                                "or poll"),
-               one_of({"auto", "connector", "poll"}))
+  accepted
+      .add(watch.add_option("--mode", options.mode,
+                            "How the tree is followed: auto (the kernel's process events "
+                            "connector where it can be opened, as root; else poll), connector "
+                            "or poll"),
+           one_of({"auto", "connector", "poll"}))
       ->capture_default_str();
-  accepted.add(watch.add_option("--poll-ms", options.poll_ms,
-                                "Poll mode: look at /proc every this many milliseconds"),
-               integer_in(1, 10000))
+  accepted
+      .add(watch.add_option("--poll-ms", options.poll_ms, "Poll mode: look at /proc every this many milliseconds"),
+           integer_in(1, 10000))
       ->capture_default_str();
   watch.add_option("--epoch-regex", options.epoch_regex,
                    "Lines of the program's stdout or stderr that match this ECMAScript regular "
@@ -199,14 +209,16 @@ void add_watch_options(CLI::App& watch, AcceptedValues& accepted, WatchCommandOp
                                 "Write the workers' lives and the resets as a timeline (the format of dlreset "
                                 "run --events, drawn by plots/plot_timeline.py)"),
                output_file(/*stdout_allowed=*/false));
-  accepted.add_switch(watch.add_flag("--no-python-trace", flags.no_python_trace,
-      "Do not put the Python hook in the program's Python processes: no tracebacks, loaders, extra "
-      "iterators or set_epoch order (the process tree is still followed)"));
+  accepted.add_switch(
+      watch.add_flag("--no-python-trace", flags.no_python_trace,
+                     "Do not put the Python hook in the program's Python processes: no tracebacks, loaders, extra "
+                     "iterators or set_epoch order (the process tree is still followed)"));
   accepted.add_switch(watch.add_flag("--expect-persistent", flags.expect_persistent,
-      "Fail if workers were replaced at all (the same as --max-respawns 0)"));
-  accepted.add_switch(watch.add_flag("--expect-clean", flags.expect_clean,
-      "Fail on any respawn, leaked worker, extra iterator or late set_epoch (the same as "
-      "--max-respawns 0 --max-leaked-workers 0 --max-extra-iterators 0 --max-late-set-epoch 0)"));
+                                     "Fail if workers were replaced at all (the same as --max-respawns 0)"));
+  accepted.add_switch(
+      watch.add_flag("--expect-clean", flags.expect_clean,
+                     "Fail on any respawn, leaked worker, extra iterator or late set_epoch (the same as "
+                     "--max-respawns 0 --max-leaked-workers 0 --max-extra-iterators 0 --max-late-set-epoch 0)"));
   accepted.add(watch.add_option("--max-respawns", options.respawns.limit,
                                 "Fail if workers were replaced more often than this"),
                integer_in(0, kIntMax));
@@ -225,48 +237,49 @@ void add_watch_options(CLI::App& watch, AcceptedValues& accepted, WatchCommandOp
                                 "Fail if more passes than this drew their order before their epoch's "
                                 "set_epoch (so they replay the epoch before)"),
                integer_in(0, kIntMax));
-  accepted.add_switch(watch.add_flag("--no-live", flags.no_live,
-      "No line on stderr at each respawn or reset as it is found (the summary still comes at the end)"));
-  accepted.add(watch.add_option("--generation-window-ms", options.generation_window_ms,
-                                "Workers of one parent that start within this many milliseconds "
-                                "of the first, before any of them ends, are one generation"),
-               integer_in(1, 600000))
+  accepted.add_switch(
+      watch.add_flag("--no-live", flags.no_live,
+                     "No line on stderr at each respawn or reset as it is found (the summary still comes at the end)"));
+  accepted
+      .add(watch.add_option("--generation-window-ms", options.generation_window_ms,
+                            "Workers of one parent that start within this many milliseconds "
+                            "of the first, before any of them ends, are one generation"),
+           integer_in(1, 600000))
       ->capture_default_str();
   // Everything from the first word that is not one of the options above (or after `--`) is the
   // command and its own arguments, as with `nice` or `timeout`.
   watch.prefix_command();
-  watch.footer(fmt::format(
-      "Put COMMAND [ARGS...] after the options and a lone -- (as in the first example). Examples:\n"
-      "  {0} --expect-persistent --epoch-regex '^Epoch' -- python3 train.py\n"
-      "  {0} --expect-clean --max-live-workers 8 -- sh train.sh\n"
-      "  {0} --pid 4242 --json report.json\n"
-      "Exit status: 0 when the program succeeded and every gate held; the program's own when it "
-      "failed (128 + N for a signal, 127: not found, 126: cannot run; its own {1} is reported as 1); "
-      "{1} when the program succeeded and a gate failed; 1 when a report could not be written; 2 for "
-      "bad input. docs/watch.md has the details.",
-      usage, kExitGateFailed));
+  watch.footer(
+      fmt::format("Put COMMAND [ARGS...] after the options and a lone -- (as in the first example). Examples:\n"
+                  "  {0} --expect-persistent --epoch-regex '^Epoch' -- python3 train.py\n"
+                  "  {0} --expect-clean --max-live-workers 8 -- sh train.sh\n"
+                  "  {0} --pid 4242 --json report.json\n"
+                  "Exit status: 0 when the program succeeded and every gate held; the program's own when it "
+                  "failed (128 + N for a signal, 127: not found, 126: cannot run; its own {1} is reported as 1); "
+                  "{1} when the program succeeded and a gate failed; 1 when a report could not be written; 2 for "
+                  "bad input. docs/watch.md has the details.",
+                  usage, kExitGateFailed));
   watch.allow_extras();
 }
 
 std::string watch_man_page_sections() {
-  return fmt::format(
-      ".SH EXIT STATUS\n"
-      "0 when the program succeeded and every gate held; the program's own status when it failed "
-      "(128 + N for signal N, 127 for a command not found, 126 for one that cannot run; a program's "
-      "own {0} is reported as 1); {0} when the program succeeded and a gate failed; 1 when a report "
-      "could not be written; 2 for a bad flag or value.\n"
-      ".SH ENVIRONMENT\n"
-      ".TP\n.B DLRESET_WATCH_HOOK_DIR\n"
-      "The folder of the Python hook's sitecustomize.py, instead of share/dlreset/python beside the "
-      "binary's bin/.\n"
-      ".TP\n.B PYTHONPATH\n"
-      "The watched program gets the hook's folder first on it, its own entries after.\n"
-      ".TP\n.B DLRESET_WATCH_SOCKET\n"
-      "Set for the watched program: the socket its Python processes report to.\n"
-      ".SH FILES\n.TP\n.I /usr/share/dlreset/python/sitecustomize.py\n"
-      "The Python hook (from the Debian package).\n"
-      ".SH SEE ALSO\ndlreset(1); docs/watch.md in the docs of dlreset.\n",
-      kExitGateFailed);
+  return fmt::format(".SH EXIT STATUS\n"
+                     "0 when the program succeeded and every gate held; the program's own status when it failed "
+                     "(128 + N for signal N, 127 for a command not found, 126 for one that cannot run; a program's "
+                     "own {0} is reported as 1); {0} when the program succeeded and a gate failed; 1 when a report "
+                     "could not be written; 2 for a bad flag or value.\n"
+                     ".SH ENVIRONMENT\n"
+                     ".TP\n.B DLRESET_WATCH_HOOK_DIR\n"
+                     "The folder of the Python hook's sitecustomize.py, instead of share/dlreset/python beside the "
+                     "binary's bin/.\n"
+                     ".TP\n.B PYTHONPATH\n"
+                     "The watched program gets the hook's folder first on it, its own entries after.\n"
+                     ".TP\n.B DLRESET_WATCH_SOCKET\n"
+                     "Set for the watched program: the socket its Python processes report to.\n"
+                     ".SH FILES\n.TP\n.I /usr/share/dlreset/python/sitecustomize.py\n"
+                     "The Python hook (from the Debian package).\n"
+                     ".SH SEE ALSO\ndlreset(1); docs/watch.md in the docs of dlreset.\n",
+                     kExitGateFailed);
 }
 
 std::vector<std::string> split_command(int& argc, char** argv, int first) {
@@ -280,7 +293,8 @@ std::vector<std::string> split_command(int& argc, char** argv, int first) {
 }
 
 std::optional<int> finish_watch_options(const CLI::App& watch, WatchCommandOptions& options, const WatchFlags& flags,
-                                        const std::vector<std::string>& command_after_dashes, const std::string& prefix) {
+                                        const std::vector<std::string>& command_after_dashes,
+                                        const std::string& prefix) {
   options.command = watch.remaining();
   if (!options.command.empty() && !command_after_dashes.empty()) {
     std::cerr << prefix << ": '" << options.command.front()

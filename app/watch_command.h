@@ -39,7 +39,7 @@ struct WatchCommandOptions {
   int pid = 0;                       ///< attach to this process.
   std::string mode = "auto";         ///< auto, connector or poll.
   int poll_ms = 5;
-  std::string epoch_regex;           ///< Empty: the output is not read.
+  std::string epoch_regex;  ///< Empty: the output is not read.
   std::string json_path;
   std::string events_path;
   /// The gates, in the order the summary names them. --expect-persistent sets respawns to 0,
@@ -50,8 +50,8 @@ struct WatchCommandOptions {
   Gate extra_iterators{"extra_iterators", "--max-extra-iterators"};
   Gate late_set_epoch{"late_set_epoch", "--max-late-set-epoch"};
   int generation_window_ms = 1000;
-  bool live = true;          ///< A line on stderr at each respawn and reset, as it is found.
-  bool python_trace = true;  ///< Put the Python hook in the program's Python processes.
+  bool live = true;                            ///< A line on stderr at each respawn and reset, as it is found.
+  bool python_trace = true;                    ///< Put the Python hook in the program's Python processes.
   std::string program_name = "dlreset watch";  ///< How messages name the command.
 
   std::vector<const Gate*> gates() const {
@@ -79,7 +79,8 @@ std::vector<std::string> split_command(int& argc, char** argv, int first);
 /// Completes the options after a parse: the command, the gates, the switches. Bad input gets a
 /// line on stderr (prefixed by `prefix`) and the exit status 2, returned; nothing when all is well.
 std::optional<int> finish_watch_options(const CLI::App& watch, WatchCommandOptions& options, const WatchFlags& flags,
-                                        const std::vector<std::string>& command_after_dashes, const std::string& prefix);
+                                        const std::vector<std::string>& command_after_dashes,
+                                        const std::string& prefix);
 
 /// The closing sections of dlreset-watch(1) (EXIT STATUS, ENVIRONMENT, FILES, SEE ALSO).
 std::string watch_man_page_sections();

@@ -19,12 +19,16 @@ int main(int argc, char** argv) {
   const std::string version = "dlreset-watch " DLRESET_VERSION;
   app.set_version_flag("--version", version);
   // Hidden (no group): the build writes dlreset-watch.1 with it.
-  app.add_flag_callback("--man-page", [&app, &version] {
-       std::cout << man_page(app, version, watch_man_page_sections(),
-                             ".B dlreset\\-watch\n.RI [ options ] \\-\\- \" COMMAND \" [ ARGS ...]\n.br\n"
-                             ".B dlreset\\-watch\n.RI [ options ] \\-\\-pid \" N\"\n.br\n");
-       throw CLI::Success();
-     }, "Print the man page (roff) and exit")->group("");
+  app.add_flag_callback(
+         "--man-page",
+         [&app, &version] {
+           std::cout << man_page(app, version, watch_man_page_sections(),
+                                 ".B dlreset\\-watch\n.RI [ options ] \\-\\- \" COMMAND \" [ ARGS ...]\n.br\n"
+                                 ".B dlreset\\-watch\n.RI [ options ] \\-\\-pid \" N\"\n.br\n");
+           throw CLI::Success();
+         },
+         "Print the man page (roff) and exit")
+      ->group("");
   WatchCommandOptions options;
   options.program_name = "dlreset-watch";
   WatchFlags flags;

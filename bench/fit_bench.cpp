@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "variants/fit_report.h"
 #include "bench/benches.h"
 #include "bench/support/memory_sampler.h"
-#include "harness/data/data_loader.h"
 #include "harness/data/core/datasets/idx_dataset.h"
+#include "harness/data/data_loader.h"
 #include "harness/workload/fashion_mnist_module.h"
+#include "variants/fit_report.h"
 
 namespace dlreset::bench {
 
@@ -23,12 +23,10 @@ namespace {
 
 const variants::Variant kVariants[] = {variants::Variant::buggy, variants::Variant::fixed,
                                        variants::Variant::workaround, variants::Variant::vanilla};
-const data::StartMethod kMethods[] = {data::StartMethod::thread, data::StartMethod::fork,
-                                      data::StartMethod::spawn};
+const data::StartMethod kMethods[] = {data::StartMethod::thread, data::StartMethod::fork, data::StartMethod::spawn};
 
 std::shared_ptr<data::DataLoader> fashion_loader(const BenchConfig& config, const std::string& split,
-                                                 const std::string& name, int workers,
-                                                 data::StartMethod method) {
+                                                 const std::string& name, int workers, data::StartMethod method) {
   data::DataLoaderOptions options;
   options.name = name;
   options.batch_size = config.batch_size;
@@ -37,8 +35,9 @@ std::shared_ptr<data::DataLoader> fashion_loader(const BenchConfig& config, cons
   options.persistent_workers = workers > 0;
   options.pin_memory = true;
   options.start_method = method;
-  return std::make_shared<data::DataLoader>(
-      std::shared_ptr<data::Dataset>(data::make_fashion_mnist(config.data_dir, split)), options);
+  return std::make_shared<data::DataLoader>(std::shared_ptr<data::Dataset>(data::make_fashion_mnist(config.data_dir,
+                                                                                                    split)),
+                                            options);
 }
 
 workload::WorkloadOptions workload_options(const BenchConfig& config) {
@@ -144,9 +143,7 @@ void warm_up_device(const BenchConfig& config) {
 }
 
 void register_fit_benchmarks(const BenchConfig& config) {
-  auto* fit = benchmark::RegisterBenchmark("BM_Fit", [&config](benchmark::State& state) {
-    BM_Fit(state, config);
-  });
+  auto* fit = benchmark::RegisterBenchmark("BM_Fit", [&config](benchmark::State& state) { BM_Fit(state, config); });
   fit->ArgNames({"variant", "workers", "start"});
   // buggy, fixed and vanilla; W in {0, 1, 2, 4}; fork and spawn (W = 0 starts no worker).
   for (int variant : {0, 1, 3}) {
@@ -157,9 +154,7 @@ void register_fit_benchmarks(const BenchConfig& config) {
   }
   fit->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
-  benchmark::RegisterBenchmark("BM_ComputeOnly", [&config](benchmark::State& state) {
-    BM_ComputeOnly(state, config);
-  })
+  benchmark::RegisterBenchmark("BM_ComputeOnly", [&config](benchmark::State& state) { BM_ComputeOnly(state, config); })
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime()
       ->Iterations(1);

@@ -27,18 +27,17 @@
 #include <vector>
 
 #include "bench/benches.h"
-#include "harness/data/data_loader.h"
 #include "harness/data/core/datasets/idx_dataset.h"
-#include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/data/core/datasets/synthetic_dataset.h"
+#include "harness/data/data_loader.h"
+#include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/sys/proc_stat.h"
 
 namespace dlreset::bench {
 
 namespace {
 
-const data::StartMethod kMethods[] = {data::StartMethod::thread, data::StartMethod::fork,
-                                      data::StartMethod::spawn};
+const data::StartMethod kMethods[] = {data::StartMethod::thread, data::StartMethod::fork, data::StartMethod::spawn};
 
 std::int64_t drain_epoch(data::DataLoader& loader) {
   std::int64_t batches = 0;
@@ -60,7 +59,9 @@ double steady_now_s() {
 double main_cpu_s() {
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
-  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+  };
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
@@ -199,8 +200,8 @@ void time_epochs(benchmark::State& state, data::DataLoader& loader, std::int64_t
       static_cast<double>(minor_faults() - faults_before) / static_cast<double>(std::max<std::int64_t>(batches, 1));
   // A task or batch on the slots' rings costs a system call only when its reader slept: two a
   // batch at most (the task's bell and the batch's).
-  state.counters["doorbells_per_batch"] =
-      static_cast<double>(doorbells(loader) - doorbells_before) / static_cast<double>(std::max<std::int64_t>(batches, 1));
+  state.counters["doorbells_per_batch"] = static_cast<double>(doorbells(loader) - doorbells_before) /
+                                          static_cast<double>(std::max<std::int64_t>(batches, 1));
 }
 
 std::string transport_label(data::StartMethod method, int workers, bool shared_memory) {
@@ -531,9 +532,8 @@ void register_loader_benchmarks(const BenchConfig& config, DecompressedFashionMn
   // An epoch of ours takes 30-80 ms here: 15 of them per repetition, so that a neighbour's
   // burst of a few milliseconds does not decide a row.
   constexpr int kLoaderEpochs = 15;
-  auto* ours = benchmark::RegisterBenchmark("BM_LoaderEpoch", [&config](benchmark::State& state) {
-    BM_LoaderEpoch(state, config);
-  });
+  auto* ours = benchmark::RegisterBenchmark("BM_LoaderEpoch",
+                                            [&config](benchmark::State& state) { BM_LoaderEpoch(state, config); });
   ours->ArgNames({"start", "workers", "shm"})->Args({0, 0, 1});
   for (int workers : {1, 2, 4}) {
     ours->Args({0, workers, 1});
@@ -545,18 +545,16 @@ void register_loader_benchmarks(const BenchConfig& config, DecompressedFashionMn
 
   // 16 pairs: each side runs about as many epochs as in a repetition of BM_LoaderEpoch, an even
   // number, so that each goes first in half of the pairs.
-  benchmark::RegisterBenchmark("BM_LoaderEpochPaired", [&config](benchmark::State& state) {
-    BM_LoaderEpochPaired(state, config);
-  })
+  benchmark::RegisterBenchmark("BM_LoaderEpochPaired",
+                               [&config](benchmark::State& state) { BM_LoaderEpochPaired(state, config); })
       ->ArgNames({"start", "workers"})
       ->ArgsProduct({{1, 2}, {1, 2, 4}})
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime()
       ->Iterations(16);
 
-  auto* sizes = benchmark::RegisterBenchmark("BM_LoaderBatchSize", [&config](benchmark::State& state) {
-    BM_LoaderBatchSize(state, config);
-  });
+  auto* sizes = benchmark::RegisterBenchmark("BM_LoaderBatchSize",
+                                             [&config](benchmark::State& state) { BM_LoaderBatchSize(state, config); });
   sizes->ArgNames({"start", "batch", "shm"});
   for (int batch : {64, 1024, 8192}) {
     sizes->Args({0, batch, 1});
@@ -576,9 +574,8 @@ void register_loader_benchmarks(const BenchConfig& config, DecompressedFashionMn
   for (int batch : {64, 1024, 8192}) theirs->Args({4, batch});
   theirs->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(kLoaderEpochs);
 
-  benchmark::RegisterBenchmark("BM_WorkerStartup", [&config](benchmark::State& state) {
-    BM_WorkerStartup(state, config);
-  })
+  benchmark::RegisterBenchmark("BM_WorkerStartup",
+                               [&config](benchmark::State& state) { BM_WorkerStartup(state, config); })
       ->ArgNames({"start", "dataset", "workers", "ranks"})
       ->ArgsProduct({{0, 1, 2}, {0, 1, 2}, {1, 2, 4}, {1}})
       // The ranks of a DDP job on this machine, each starting its own W at the same moment

@@ -3,8 +3,8 @@
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/resource.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,14 +13,14 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <optional>
-#include <utility>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "harness/sys/clock.h"
 #include "bench/benches.h"
+#include "harness/sys/clock.h"
 #include "watch/hook_channel.h"
 
 extern char** environ;
@@ -35,7 +35,10 @@ enum Watch { kUnwatched, kConnector, kPoll };
 /// 2 s of training on two cores after the interpreter's start.
 std::vector<std::string> program(const std::string& time_file) {
   return {"/usr/bin/python3", std::string(DLRESET_SOURCE_DIR) + "/tests/watch/train_loop.py",
-          "--workers", "2", "--epochs", "3", "--samples", "20000", "--time-file", time_file};
+          "--workers",        "2",
+          "--epochs",         "3",
+          "--samples",        "20000",
+          "--time-file",      time_file};
 }
 
 /// Runs `args` to its end, its output discarded; `extra_environment` ("NAME=value") replaces
@@ -77,7 +80,8 @@ int run(const std::vector<std::string>& args, const std::vector<std::string>& ex
 /// the program's slowdown. Counters: the watcher's share of one core over the watch.
 void BM_WatchedProgram(benchmark::State& state) {
   const auto watch = static_cast<Watch>(state.range(0));
-  const std::string dir = std::filesystem::temp_directory_path() / ("dlreset-watch-bench-" + std::to_string(::getpid()));
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("dlreset-watch-bench-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string time_file = dir + "/time";
   const std::string json_file = dir + "/watch.json";

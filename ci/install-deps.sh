@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ pkg-config
-  clang libclang-rt-14-dev valgrind
+  clang libclang-rt-14-dev clang-format clang-tidy valgrind
   libtorch-dev libgloo-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libboost-stacktrace-dev zlib1g-dev

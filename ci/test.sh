@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is missing, configures, builds and runs every ctest
-# suite; installs the build into a temporary prefix and builds and runs examples/own_loop against
-# it (ci/check-install.sh); packs the .debs and checks them unpacked, with lintian
-# (ci/package.sh, ci/check-package.sh); then fuzzes the IDX reader for a bounded time
-# (ci/fuzz.sh). Exits non-zero on any failure. Each step's time is printed as it ends, and all of
-# them at the end (docs/testing.md, "CI time", says where the time goes).
+# The README's test command: installs what is missing, configures, builds, checks the style
+# (ci/check-style.sh) and runs every ctest suite; installs the build into a temporary prefix and
+# builds and runs examples/own_loop against it (ci/check-install.sh); packs the .debs and checks
+# them unpacked, with lintian (ci/package.sh, ci/check-package.sh); then fuzzes the IDX reader
+# for a bounded time (ci/fuzz.sh). Exits non-zero on any failure. Each step's time is printed
+# as it ends, and all of them at the end (docs/testing.md, "CI time", says where the time goes).
 #   DLRESET_PRESET=asan   runs only that preset's build and suite instead.
 #   DLRESET_FULL_CHECKS=1 adds the ASan + UBSan suite (asan preset), the ThreadSanitizer suite
 #                         (tsan preset) and memcheck over a short run (ci/valgrind.sh): what
@@ -45,6 +45,10 @@ shards=OFF
 [ "${DLRESET_FULL_CHECKS:-0}" = 1 ] && shards=ON
 step "configure ($preset)" cmake --preset "$preset" -DDLRESET_TEST_SHARDS=$shards
 step "build ($preset)" cmake --build --preset "$preset"
+if [ "$preset" = default ]; then
+  # Formatting over the whole tree; clang-tidy over the torch-free files the last commit changed.
+  step "style" ci/check-style.sh build
+fi
 if [ "${DLRESET_FULL_CHECKS:-0}" = 1 ] && [ "$preset" = default ]; then
   # The suites labelled asan run below under AddressSanitizer and UndefinedBehaviorSanitizer,
   # with the same assertions; CI runs each test once, in the strictest build that can run it.

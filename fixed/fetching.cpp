@@ -22,8 +22,6 @@ void DataFetcher::teardown() {
   dataloader_iter_ = nullptr;
 }
 
-std::shared_ptr<loops::AbstractDataFetcher> make_data_fetcher() {
-  return std::make_shared<DataFetcher>();
-}
+std::shared_ptr<loops::AbstractDataFetcher> make_data_fetcher() { return std::make_shared<DataFetcher>(); }
 
 }  // namespace dlreset::fixed

@@ -20,8 +20,6 @@ void DataFetcher::reset() {
 
 void DataFetcher::teardown() { reset(); }
 
-std::shared_ptr<loops::AbstractDataFetcher> make_data_fetcher() {
-  return std::make_shared<DataFetcher>();
-}
+std::shared_ptr<loops::AbstractDataFetcher> make_data_fetcher() { return std::make_shared<DataFetcher>(); }
 
 }  // namespace dlreset::repro

@@ -5,10 +5,10 @@
 #include <memory>
 #include <vector>
 
-#include "variants/run_recorder.h"
-#include "variants/variant.h"
 #include "harness/data/data_loader.h"
 #include "harness/trace/event_log.h"
+#include "variants/run_recorder.h"
+#include "variants/variant.h"
 
 namespace dlreset::variants {
 
@@ -26,7 +26,7 @@ struct FitReport {
   LoaderReport val;
   std::vector<EpochRecord> epochs;
   double sanity_check_s = 0.0;
-  double total_s = 0.0;  ///< The whole fit: sanity check, epochs and teardown.
+  double total_s = 0.0;   ///< The whole fit: sanity check, epochs and teardown.
   double origin_s = 0.0;  ///< Monotonic time at which the fit started; events are later.
   /// Everything the event log holds for this fit (resets, worker lifecycles), in order.
   std::vector<trace::Event> events;

@@ -27,9 +27,7 @@ std::string RunRecorder::hex(std::uint64_t digest) {
 
 void RunRecorder::on_sanity_check_start() { sanity_start_s_ = trace::monotonic_now_s(); }
 
-void RunRecorder::on_sanity_check_end() {
-  sanity_check_seconds_ = trace::monotonic_now_s() - sanity_start_s_;
-}
+void RunRecorder::on_sanity_check_end() { sanity_check_seconds_ = trace::monotonic_now_s() - sanity_start_s_; }
 
 void RunRecorder::on_train_epoch_start(int /*epoch*/, std::int64_t /*num_batches*/) {
   current_ = EpochRecord{};
@@ -38,8 +36,7 @@ void RunRecorder::on_train_epoch_start(int /*epoch*/, std::int64_t /*num_batches
   current_.start_s = trace::monotonic_now_s();
 }
 
-void RunRecorder::on_train_batch_end(const data::Batch& batch, std::int64_t /*batch_idx*/,
-                                     double loss) {
+void RunRecorder::on_train_batch_end(const data::Batch& batch, std::int64_t /*batch_idx*/, double loss) {
   current_.train_loss += loss;
   ++current_.train_batches;
   current_.train_samples += batch.size();
@@ -52,8 +49,7 @@ void RunRecorder::on_validation_start(loops::RunningStage stage, std::int64_t /*
   validating_ = stage == loops::RunningStage::validating;
 }
 
-void RunRecorder::on_validation_batch_end(const data::Batch& /*batch*/, std::int64_t /*batch_idx*/,
-                                          double loss) {
+void RunRecorder::on_validation_batch_end(const data::Batch& /*batch*/, std::int64_t /*batch_idx*/, double loss) {
   if (!validating_) return;
   val_loss_sum_ += loss;
   ++current_.val_batches;

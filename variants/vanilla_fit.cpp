@@ -20,8 +20,7 @@ namespace {
 /// `DataLoader(dataset, sampler=DistributedSampler(dataset, shuffle=shuffle), ...)` with the
 /// other arguments of `dataloader`.
 std::shared_ptr<data::DataLoader> with_distributed_sampler(const data::DataLoader& dataloader,
-                                                           const loops::DistributedSamplerKwargs& job,
-                                                           bool shuffle) {
+                                                           const loops::DistributedSamplerKwargs& job, bool shuffle) {
   data::DistributedSamplerOptions sampler;
   sampler.num_replicas = job.num_replicas;
   sampler.rank = job.rank;
@@ -71,8 +70,7 @@ FitLoaders vanilla_fit(loops::LightningModule& model, std::shared_ptr<data::Data
         if (!batch) break;
         data::Batch on_device = model.transfer_batch_to_device(std::move(*batch));
         const double loss = model.validation_step(on_device, batch_idx);
-        call_callbacks(options,
-                  [&](Callback& c) { c.on_validation_batch_end(on_device, batch_idx, loss); });
+        call_callbacks(options, [&](Callback& c) { c.on_validation_batch_end(on_device, batch_idx, loss); });
       }
       call_callbacks(options, [&](Callback& c) { c.on_validation_end(RunningStage::validating); });
     }

@@ -3,10 +3,10 @@
 
 #include <memory>
 
-#include "variants/variant.h"
 #include "harness/data/data_loader.h"
 #include "harness/lightning/lightning_module.h"
 #include "harness/lightning/trainer_options.h"
+#include "variants/variant.h"
 
 namespace dlreset::variants {
 

@@ -3,12 +3,12 @@
 #include <stdexcept>
 #include <utility>
 
-#include "variants/vanilla_fit.h"
 #include "fixed/fetching.h"
-#include "workaround/workaround.h"
 #include "harness/lightning/supporters.h"
 #include "harness/lightning/trainer.h"
 #include "repro/fetching.h"
+#include "variants/vanilla_fit.h"
+#include "workaround/workaround.h"
 
 namespace dlreset::variants {
 
@@ -30,8 +30,7 @@ std::optional<Variant> parse_variant(const std::string& text) {
 }
 
 const std::vector<Variant>& all_variants() {
-  static const std::vector<Variant> variants = {Variant::buggy, Variant::fixed, Variant::workaround,
-                                                Variant::vanilla};
+  static const std::vector<Variant> variants = {Variant::buggy, Variant::fixed, Variant::workaround, Variant::vanilla};
   return variants;
 }
 

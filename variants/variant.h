@@ -40,8 +40,7 @@ struct FitLoaders {
 /// Fits `model` on the loaders with the variant: Lightning's Trainer with the variant's
 /// fetcher (sanity check, validation after each epoch, teardown), or the vanilla loop.
 /// `options.data_fetcher` is filled in here.
-FitLoaders fit(Variant variant, loops::LightningModule& model,
-         std::shared_ptr<data::DataLoader> train_dataloader,
-         std::shared_ptr<data::DataLoader> val_dataloader, loops::TrainerOptions options);
+FitLoaders fit(Variant variant, loops::LightningModule& model, std::shared_ptr<data::DataLoader> train_dataloader,
+               std::shared_ptr<data::DataLoader> val_dataloader, loops::TrainerOptions options);
 
 }  // namespace dlreset::variants

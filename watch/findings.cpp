@@ -37,11 +37,10 @@ void find_respawn_causes(Findings& findings, const GenerationReport& generations
       ++findings.respawns_without_cause;
       continue;
     }
-    const auto same = std::find_if(findings.respawn_causes.begin(), findings.respawn_causes.end(),
-                                   [&](const Findings::Cause& cause) {
-                                     return same_stack(python.events[cause.stopped.events.front()].stack,
-                                                       python.events[*stopped].stack);
-                                   });
+    const auto same =
+        std::find_if(findings.respawn_causes.begin(), findings.respawn_causes.end(), [&](const Findings::Cause& cause) {
+          return same_stack(python.events[cause.stopped.events.front()].stack, python.events[*stopped].stack);
+        });
     if (same == findings.respawn_causes.end()) {
       findings.respawn_causes.push_back(Findings::Cause{StackGroup{{*stopped}}, {respawn.generation}});
     } else {
@@ -102,8 +101,7 @@ void find_leaks(Findings& findings, const WatchResult& result, const PythonView&
       const auto old_first_pass = std::find_if(python.passes.begin(), python.passes.end(), [&](const PassView& pass) {
         return pass.pid == old.pid && pass.loader == old.key;
       });
-      if (old_first_pass == python.passes.end() ||
-          python.events[old_first_pass->begin_event].time_s > *now->made_s) {
+      if (old_first_pass == python.passes.end() || python.events[old_first_pass->begin_event].time_s > *now->made_s) {
         continue;
       }
       int alive = 0;
@@ -131,8 +129,8 @@ void find_leaks(Findings& findings, const WatchResult& result, const PythonView&
       ++outlived;
     }
     if (outlived > 0) {
-      findings.leaked_workers.details.push_back(
-          fmt::format("{} {} the program", outlived, outlived == 1 ? "worker outlived" : "workers outlived"));
+      findings.leaked_workers.details.push_back(fmt::format("{} {} the program", outlived,
+                                                            outlived == 1 ? "worker outlived" : "workers outlived"));
     }
   }
   // A count of settled workers that grows at every epoch line: workers alive at the line and
@@ -142,13 +140,16 @@ void find_leaks(Findings& findings, const WatchResult& result, const PythonView&
   for (std::size_t k = 0; k < marks.size(); ++k) {
     const double end = k + 1 < marks.size() ? marks[k + 1] : std::max(result.end_s, marks[k]);
     const double halfway = marks[k] + (end - marks[k]) / 2;
-    findings.live_at_epochs.push_back(static_cast<int>(std::count_if(
-        result.processes.begin(), result.processes.end(), [&](const ProcessRecord& record) {
-          return record.role == ProcessRole::worker && alive_at(record, marks[k]) && alive_at(record, halfway);
-        })));
+    findings.live_at_epochs.push_back(static_cast<int>(std::count_if(result.processes.begin(), result.processes.end(),
+                                                                     [&](const ProcessRecord& record) {
+                                                                       return record.role == ProcessRole::worker &&
+                                                                              alive_at(record, marks[k]) &&
+                                                                              alive_at(record, halfway);
+                                                                     })));
   }
   const std::vector<int>& live = findings.live_at_epochs;
-  const bool grows = live.size() >= 3 && std::adjacent_find(live.begin(), live.end(), std::greater_equal<int>()) == live.end();
+  const bool grows =
+      live.size() >= 3 && std::adjacent_find(live.begin(), live.end(), std::greater_equal<>()) == live.end();
   if (grows) {
     std::string counts;
     for (const int count : live) counts += (counts.empty() ? "" : " → ") + std::to_string(count);
@@ -171,9 +172,9 @@ void find_extra_iterators(Findings& findings, const WatchResult& result, const P
         "{} prefetched {} thrown away",
         pass.iterator, loader != nullptr ? loader->describe() : fmt::format("a loader of pid {}", pass.pid),
         began.time_s - result.origin_s, program_frame(began.stack),
-        ended.kind == HookEventKind::iterator_reset ? "reset by another iter()"
+        ended.kind == HookEventKind::iterator_reset     ? "reset by another iter()"
         : ended.kind == HookEventKind::workers_shutdown ? "shut down"
-                                                         : "dropped",
+                                                        : "dropped",
         ended.time_s - result.origin_s, program_frame(ended.stack), *pass.thrown_away,
         *pass.thrown_away == 1 ? "batch" : "batches"));
     findings.extra_iterators.events.push_back(pass.begin_event);

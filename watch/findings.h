@@ -17,9 +17,9 @@ namespace dlreset::watch {
 /// One check: a count, and the sentences (and hook events) behind it.
 struct Check {
   explicit Check(std::string check_name) : name(std::move(check_name)) {}
-  std::string name;    ///< "respawns", "live_workers", "leaked_workers", "extra_iterators", "late_set_epoch"
+  std::string name;  ///< "respawns", "live_workers", "leaked_workers", "extra_iterators", "late_set_epoch"
   long count = 0;
-  bool seen = true;    ///< False where this watch could not see it (a Python check without the hook).
+  bool seen = true;  ///< False where this watch could not see it (a Python check without the hook).
   std::vector<std::string> details;
   std::vector<std::size_t> events;  ///< Indices into the hook events behind the details.
 };

@@ -7,8 +7,7 @@
 
 namespace dlreset::watch {
 
-GenerationReport find_generations(const std::vector<ProcessRecord>& records,
-                                  const GenerationOptions& options) {
+GenerationReport find_generations(const std::vector<ProcessRecord>& records, const GenerationOptions& options) {
   GenerationReport report;
   std::vector<std::size_t> workers;
   for (std::size_t i = 0; i < records.size(); ++i) {

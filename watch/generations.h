@@ -24,24 +24,24 @@ struct GenerationOptions {
 };
 
 struct Generation {
-  int index = 0;            ///< 1, 2, ... in order of start.
-  pid_t parent = 0;         ///< The process whose workers they are.
-  std::string loader_key;   ///< Their loader, where the hook named it (ProcessRecord::loader_key).
+  int index = 0;           ///< 1, 2, ... in order of start.
+  pid_t parent = 0;        ///< The process whose workers they are.
+  std::string loader_key;  ///< Their loader, where the hook named it (ProcessRecord::loader_key).
   WorkerStart start = WorkerStart::none;
   std::vector<std::size_t> members;  ///< Indices into the records.
-  double start_s = 0.0;     ///< The first member's start.
-  std::optional<double> end_s;  ///< The last member's end; empty if one outlived the watch.
-  double cpu_s = 0.0;       ///< All members' CPU time.
+  double start_s = 0.0;              ///< The first member's start.
+  std::optional<double> end_s;       ///< The last member's end; empty if one outlived the watch.
+  double cpu_s = 0.0;                ///< All members' CPU time.
   /// It replaced workers of the same parent that ended since the previous generation started:
   /// how many. A generation with any is a respawn.
   int replaced = 0;
 };
 
 struct Respawn {
-  int generation = 0;  ///< The new generation's index.
-  double time_s = 0.0; ///< When it started.
-  int replaced = 0;    ///< Workers it replaced.
-  int started = 0;     ///< Workers it started.
+  int generation = 0;   ///< The new generation's index.
+  double time_s = 0.0;  ///< When it started.
+  int replaced = 0;     ///< Workers it replaced.
+  int started = 0;      ///< Workers it started.
 };
 
 struct GenerationReport {
@@ -55,7 +55,6 @@ struct GenerationReport {
 /// started within the window of that generation's first start and before any of its members
 /// ended. A worker that ended is replaced by the first later generation of the same parent (and
 /// loader, where named) that started after its end.
-GenerationReport find_generations(const std::vector<ProcessRecord>& records,
-                                  const GenerationOptions& options = {});
+GenerationReport find_generations(const std::vector<ProcessRecord>& records, const GenerationOptions& options = {});
 
 }  // namespace dlreset::watch

@@ -44,8 +44,8 @@ struct HookEvent {
   double time_s = 0.0;
   std::optional<int> rank;        ///< RANK in the process's environment.
   std::optional<int> local_rank;  ///< LOCAL_RANK.
-  long sequence = 0;     ///< The process's count of events, from 1.
-  long lost_before = 0;  ///< Events of this process the socket could not take before this one.
+  long sequence = 0;              ///< The process's count of events, from 1.
+  long lost_before = 0;           ///< Events of this process the socket could not take before this one.
 
   // The loader (iterator_made, iterator_dropped; the key alone in the others).
   std::string loader;  ///< The process's key for it ("L1"); empty when not known.

@@ -116,8 +116,7 @@ pid_t launch(const std::vector<std::string>& command, const sigset_t& program_ma
     const int error = errno;
     ::close(status_pipe[0]);
     ::close(status_pipe[1]);
-    throw WatchError(std::string("cannot fork to run '") + command[0] + "': " +
-                         std::strerror(error) + ".", 1);
+    throw WatchError(std::string("cannot fork to run '") + command[0] + "': " + std::strerror(error) + ".", 1);
   }
   if (pid == 0) {
     // The program must not outlive the watcher that reports on it.
@@ -141,8 +140,7 @@ pid_t launch(const std::vector<std::string>& command, const sigset_t& program_ma
   if (got == static_cast<ssize_t>(sizeof error)) {
     ::waitpid(pid, nullptr, 0);
     if (error == ENOENT) {
-      throw WatchError("cannot run '" + command[0] + "': no such command (it is neither a path nor on PATH).",
-                       127);
+      throw WatchError("cannot run '" + command[0] + "': no such command (it is neither a path nor on PATH).", 127);
     }
     throw WatchError("cannot run '" + command[0] + "': " + std::strerror(error) + ".", 126);
   }

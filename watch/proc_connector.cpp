@@ -147,8 +147,7 @@ int ProcConnector::drain(std::vector<ProcessEvent>& out) {
           reduced.pid = event->event_data.exit.process_tgid;
           reduced.wait_status = static_cast<int>(event->event_data.exit.exit_code);
           break;
-        default:
-          continue;
+        default: continue;
       }
       out.push_back(reduced);
     }

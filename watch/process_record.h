@@ -11,20 +11,20 @@ namespace dlreset::watch {
 
 /// What a process is to the program being watched (see worker_classifier.h for the rules).
 enum class ProcessRole {
-  root,    ///< The watched program itself: the command run, or the process attached to.
-  worker,  ///< A DataLoader worker (or any worker process started the same way).
-  helper,  ///< multiprocessing's own servers: the forkserver, the resource tracker.
-  program, ///< Another training process, such as a rank started by torch.multiprocessing.spawn.
-  other,   ///< Anything else: shells, compilers, nvidia-smi, a worker's own children.
+  root,     ///< The watched program itself: the command run, or the process attached to.
+  worker,   ///< A DataLoader worker (or any worker process started the same way).
+  helper,   ///< multiprocessing's own servers: the forkserver, the resource tracker.
+  program,  ///< Another training process, such as a rank started by torch.multiprocessing.spawn.
+  other,    ///< Anything else: shells, compilers, nvidia-smi, a worker's own children.
 };
 
 /// How a worker started, as told by its command line and whether it ran exec.
 enum class WorkerStart {
-  none,          ///< Not a worker.
-  fork,          ///< A forked copy of its parent that never ran exec (PyTorch's Linux default).
-  spawn,         ///< A fresh interpreter started by multiprocessing's spawn.
-  forkserver,    ///< Forked by multiprocessing's forkserver.
-  dlreset_spawn, ///< dlreset's own spawned worker (`--dlreset-worker`).
+  none,           ///< Not a worker.
+  fork,           ///< A forked copy of its parent that never ran exec (PyTorch's Linux default).
+  spawn,          ///< A fresh interpreter started by multiprocessing's spawn.
+  forkserver,     ///< Forked by multiprocessing's forkserver.
+  dlreset_spawn,  ///< dlreset's own spawned worker (`--dlreset-worker`).
 };
 
 const char* to_string(ProcessRole role);
@@ -33,9 +33,9 @@ const char* to_string(WorkerStart start);
 /// What the watcher reads of a Python interpreter as it starts: enough to say why the hook did
 /// not load in it.
 struct PythonStart {
-  std::vector<std::string> argv;  ///< Its arguments, unjoined (the flags -I, -E, -S).
-  bool environ_read = false;      ///< /proc/PID/environ could be read.
-  bool socket_set = false;        ///< The hook's socket variable was in its environment.
+  std::vector<std::string> argv;          ///< Its arguments, unjoined (the flags -I, -E, -S).
+  bool environ_read = false;              ///< /proc/PID/environ could be read.
+  bool socket_set = false;                ///< The hook's socket variable was in its environment.
   std::optional<std::string> pythonpath;  ///< Its PYTHONPATH, where set.
 };
 
@@ -58,7 +58,7 @@ struct ProcessRecord {
   /// The wait status (as waitpid gives it) where it can be known: for the command the watcher
   /// runs, and for every process the events connector saw exit.
   std::optional<int> wait_status;
-  double cpu_s = 0.0;  ///< User + system CPU time when it was last seen.
+  double cpu_s = 0.0;              ///< User + system CPU time when it was last seen.
   bool existed_at_attach = false;  ///< It was already running when `--pid` attached.
   /// For a Python interpreter (what it ran exec into): its start, read at its exec.
   std::optional<PythonStart> python;

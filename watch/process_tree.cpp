@@ -18,7 +18,8 @@ void note_python(ProcessRecord& record) {
   const std::string first_word = record.cmdline.substr(0, record.cmdline.find(' '));
   if (!is_python_program(record.comm) && !is_python_program(first_word)) return;
   PythonStart start;
-  if (const std::optional<std::string> raw = sys::read_file_of(record.pid, "cmdline")) start.argv = sys::split_cmdline(*raw);
+  if (const std::optional<std::string> raw = sys::read_file_of(record.pid, "cmdline"))
+    start.argv = sys::split_cmdline(*raw);
   if (const std::optional<std::vector<std::string>> environ = sys::read_environ(record.pid)) {
     start.environ_read = true;
     for (const std::string& entry : *environ) {

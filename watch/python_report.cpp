@@ -26,9 +26,7 @@ std::string short_command(const std::string& cmdline) {
 }
 
 /// A check's count in words, for the headings of the findings.
-std::string counted(const Check& check, const char* one, const char* many) {
-  return plural(check.count, one, many);
-}
+std::string counted(const Check& check, const char* one, const char* many) { return plural(check.count, one, many); }
 
 nlohmann::json optional_json(const std::optional<long>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json();
@@ -41,8 +39,9 @@ std::string generation_cause(const WatchReport& report, std::size_t generation) 
   if (generation >= python.generation_made.size() || !python.generation_made[generation]) return "";
   const HookEvent& made = python.events[*python.generation_made[generation]];
   const LoaderView* loader = python.loader(made.pid, made.loader);
-  std::string line = fmt::format("      {}: iterator {} made at {}", loader != nullptr ? loader->short_name() : "a loader",
-                                 made.iterator, program_frame(made.stack));
+  std::string line =
+      fmt::format("      {}: iterator {} made at {}", loader != nullptr ? loader->short_name() : "a loader",
+                  made.iterator, program_frame(made.stack));
   if (const std::optional<std::size_t> stopped = python.generation_stopped[generation]) {
     const HookEvent& event = python.events[*stopped];
     if (event.caller == "__del__") {
@@ -71,18 +70,21 @@ std::string python_summary(const WatchReport& report) {
     for (const HookedProcess& process : python.processes) {
       if (process.hello) {
         std::string facts = process.patched ? (process.torch_version.empty() ? "torch.utils.data patched"
-                                                                            : "torch " + process.torch_version)
+                                                                             : "torch " + process.torch_version)
                                             : "never imported torch.utils.data";
         if (process.events_lost > 0) facts += fmt::format(", at least {} events lost", process.events_lost);
-        text += fmt::format("    pid {}{}: {}: {}\n", process.pid, rank_of(process), short_command(process.cmdline), facts);
+        text +=
+            fmt::format("    pid {}{}: {}: {}\n", process.pid, rank_of(process), short_command(process.cmdline), facts);
         for (const std::string& unseen : process.unseen) text += "      not seen: " + unseen + "\n";
-        for (const std::string& error : process.errors) text += "      the hook stopped at an error of its own: " + error + "\n";
+        for (const std::string& error : process.errors)
+          text += "      the hook stopped at an error of its own: " + error + "\n";
       } else if (!process.why_not.empty()) {
         text += fmt::format("    pid {}: {}: did not load the hook: {}\n", process.pid, short_command(process.cmdline),
                             process.why_not);
       }
     }
-    if (python.malformed > 0) text += fmt::format("    {} datagrams on the socket were not hook events\n", python.malformed);
+    if (python.malformed > 0)
+      text += fmt::format("    {} datagrams on the socket were not hook events\n", python.malformed);
   }
   if (!python.loaders.empty()) {
     text += "  loaders:\n";
@@ -96,7 +98,8 @@ std::string python_summary(const WatchReport& report) {
   const LivePeak& peak = report.findings.peak;
   if (peak.workers > 0) {
     std::string owners;
-    for (const auto& [owner, count] : peak.by_owner) owners += (owners.empty() ? "" : ", ") + fmt::format("{}: {}", owner, count);
+    for (const auto& [owner, count] : peak.by_owner)
+      owners += (owners.empty() ? "" : ", ") + fmt::format("{}: {}", owner, count);
     text += fmt::format("  live workers: at most {} at once, at {:.2f} s ({})\n", peak.workers,
                         relative(report, peak.time_s), owners);
   }
@@ -116,7 +119,8 @@ std::string findings_summary(const WatchReport& report) {
     for (const Findings::Cause& cause : findings.respawn_causes) {
       const HookEvent& event = python.events[cause.stopped.events.front()];
       if (findings.respawn_causes.size() > 1 || findings.respawns_without_cause > 0) {
-        text += fmt::format("    {} from this one:\n", plural(static_cast<long>(cause.respawns.size()), "respawn", "respawns"));
+        text += fmt::format("    {} from this one:\n",
+                            plural(static_cast<long>(cause.respawns.size()), "respawn", "respawns"));
       }
       text += format_traceback(reset_heading(python, cause.stopped), event.stack, event.frames_omitted, "    ");
     }
@@ -132,15 +136,18 @@ std::string findings_summary(const WatchReport& report) {
   };
   section(findings.leaked_workers, "leaked worker", "leaked workers");
   section(findings.extra_iterators, "extra iterator", "extra iterators");
-  section(findings.late_set_epoch, "pass that drew its order before set_epoch", "passes that drew their order before set_epoch");
+  section(findings.late_set_epoch, "pass that drew its order before set_epoch",
+          "passes that drew their order before set_epoch");
   // One traceback for each distinct stack behind the Python findings.
   for (const Check* check : {&findings.extra_iterators, &findings.late_set_epoch}) {
     for (const StackGroup& group : group_by_stack(python, check->events)) {
       const HookEvent& event = python.events[group.events.front()];
-      const std::string heading = check == &findings.late_set_epoch
-                                      ? fmt::format("set_epoch({}) after its pass's order was drawn{}", event.epoch.value_or(-1),
-                                                    group.events.size() > 1 ? fmt::format(" ({} times)", group.events.size()) : "")
-                                      : reset_heading(python, group) + (group.events.size() > 1 ? fmt::format(" ({} times)", group.events.size()) : "");
+      const std::string heading =
+          check == &findings.late_set_epoch
+              ? fmt::format("set_epoch({}) after its pass's order was drawn{}", event.epoch.value_or(-1),
+                            group.events.size() > 1 ? fmt::format(" ({} times)", group.events.size()) : "")
+              : reset_heading(python, group) +
+                    (group.events.size() > 1 ? fmt::format(" ({} times)", group.events.size()) : "");
       text += format_traceback(heading, event.stack, event.frames_omitted, "    ");
     }
   }
@@ -151,7 +158,8 @@ std::vector<std::string> finding_verdicts(const WatchReport& report) {
   const Findings& findings = report.findings;
   std::vector<std::string> sentences;
   if (findings.leaked_workers.count > 0) {
-    sentences.push_back(fmt::format("{} leaked: {}.", plural(findings.leaked_workers.count, "worker was", "workers were"),
+    sentences.push_back(fmt::format("{} leaked: {}.",
+                                    plural(findings.leaked_workers.count, "worker was", "workers were"),
                                     findings.leaked_workers.details.front()));
   }
   if (findings.extra_iterators.count > 0) {
@@ -161,10 +169,10 @@ std::vector<std::string> finding_verdicts(const WatchReport& report) {
                                     thrown == 1 ? "batch was" : "batches were"));
   }
   if (findings.late_set_epoch.count > 0) {
-    sentences.push_back(fmt::format(
-        "{} drew {} order before set_epoch, so {} the order of the epoch before.",
-        plural(findings.late_set_epoch.count, "pass", "passes"), findings.late_set_epoch.count == 1 ? "its" : "their",
-        findings.late_set_epoch.count == 1 ? "it replays" : "they replay"));
+    sentences.push_back(fmt::format("{} drew {} order before set_epoch, so {} the order of the epoch before.",
+                                    plural(findings.late_set_epoch.count, "pass", "passes"),
+                                    findings.late_set_epoch.count == 1 ? "its" : "their",
+                                    findings.late_set_epoch.count == 1 ? "it replays" : "they replay"));
   }
   return sentences;
 }
@@ -236,7 +244,8 @@ nlohmann::json python_json(const WatchReport& report) {
 nlohmann::json checks_json(const WatchReport& report) {
   nlohmann::json checks = nlohmann::json::array();
   for (const Check* check : report.findings.checks()) {
-    checks.push_back({{"name", check->name}, {"count", check->count}, {"seen", check->seen}, {"details", check->details}});
+    checks.push_back(
+        {{"name", check->name}, {"count", check->count}, {"seen", check->seen}, {"details", check->details}});
   }
   return checks;
 }

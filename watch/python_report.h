@@ -2,8 +2,8 @@
 // words for the summary, and as JSON.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

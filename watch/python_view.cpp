@@ -92,8 +92,8 @@ LoaderView LoaderView::of(const HookEvent& event) {
 std::string LoaderView::short_name() const { return fmt::format("{} of pid {}", key, pid); }
 
 bool LoaderView::same_kind(const LoaderView& other) const {
-  return pid == other.pid && dataset == other.dataset && batch_size == other.batch_size &&
-         workers == other.workers && persistent == other.persistent;
+  return pid == other.pid && dataset == other.dataset && batch_size == other.batch_size && workers == other.workers &&
+         persistent == other.persistent;
 }
 
 const LoaderView* PythonView::loader_of_worker(pid_t worker) const {
@@ -138,7 +138,8 @@ std::vector<StackGroup> group_by_stack(const PythonView& view, const std::vector
 
 std::string program_frame(const std::vector<StackFrame>& stack) {
   if (stack.empty()) return "an unknown place";
-  const auto own = std::find_if(stack.rbegin(), stack.rend(), [](const StackFrame& f) { return !is_library_file(f.file); });
+  const auto own =
+      std::find_if(stack.rbegin(), stack.rend(), [](const StackFrame& f) { return !is_library_file(f.file); });
   const StackFrame& frame = own != stack.rend() ? *own : stack.back();
   const std::size_t slash = frame.file.rfind('/');
   return fmt::format("{}:{} in {}", slash == std::string::npos ? frame.file : frame.file.substr(slash + 1), frame.line,
@@ -168,6 +169,7 @@ namespace {
 /// in the order of their ranks, then pids.
 std::string where(const PythonView& view, const std::vector<std::size_t>& events) {
   std::vector<std::pair<std::optional<int>, pid_t>> places;
+  places.reserve(events.size());
   for (const std::size_t index : events) places.emplace_back(view.events[index].rank, view.events[index].pid);
   std::sort(places.begin(), places.end());
   places.erase(std::unique(places.begin(), places.end()), places.end());
@@ -191,7 +193,8 @@ std::string heading(const PythonView& view, const HookEvent& event, const std::s
     return fmt::format("iterator of loader {} {}", name, how);
   }
   if (event.kind == HookEventKind::workers_shutdown) {
-    return fmt::format("workers of loader {} shut down{}", name, event.caller.empty() ? "" : " by " + event.caller + "()");
+    return fmt::format("workers of loader {} shut down{}", name,
+                       event.caller.empty() ? "" : " by " + event.caller + "()");
   }
   if (event.kind == HookEventKind::iterator_reset) return fmt::format("iterator of loader {} reset", name);
   if (event.kind == HookEventKind::iterator_made) return fmt::format("iterator of loader {} made", name);
@@ -284,9 +287,8 @@ PythonView analyse_python(std::string hook, std::vector<HookEvent> events, int m
   // ran a Python interpreter by exec are expected to.
   for (HookedProcess& process : view.processes) {
     if (process.hello || view.hook != "on") continue;
-    const auto record = std::find_if(records.begin(), records.end(), [&](const ProcessRecord& r) {
-      return r.pid == process.pid && r.python;
-    });
+    const auto record = std::find_if(records.begin(), records.end(),
+                                     [&](const ProcessRecord& r) { return r.pid == process.pid && r.python; });
     if (record != records.end()) process.why_not = why_no_hook(*record->python, hook_dir);
   }
 

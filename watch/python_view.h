@@ -44,9 +44,9 @@ struct LoaderView {
   std::string start_method;
   std::optional<double> made_s;  ///< When the DataLoader was made, where the hook saw it.
   int iterators_made = 0;
-  int passes = 0;     ///< Iterators made and persistent iterators reset: one pass each.
-  int dropped = 0;    ///< `_iterator` set to None, replaced or deleted while it held one.
-  int shutdowns = 0;  ///< Workers shut down (by anyone, __del__ included).
+  int passes = 0;                  ///< Iterators made and persistent iterators reset: one pass each.
+  int dropped = 0;                 ///< `_iterator` set to None, replaced or deleted while it held one.
+  int shutdowns = 0;               ///< Workers shut down (by anyone, __del__ included).
   std::vector<pid_t> worker_pids;  ///< Every worker its iterators started.
 
   /// "L1 (LazyDataset, batch 64, 2 fork workers, persistent) in pid 812"

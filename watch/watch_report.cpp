@@ -25,8 +25,7 @@ std::string join_command(const std::vector<std::string>& command) {
 const ProcessRecord& root_record(const WatchReport& report) { return report.result.processes.front(); }
 
 std::string what_ran(const WatchReport& report) {
-  const std::string command =
-      report.command.empty() ? root_record(report).cmdline : join_command(report.command);
+  const std::string command = report.command.empty() ? root_record(report).cmdline : join_command(report.command);
   return command.size() > 80 ? command.substr(0, 77) + "..." : command;
 }
 
@@ -34,9 +33,11 @@ std::string what_ran(const WatchReport& report) {
 int typical(const std::vector<int>& counts) {
   std::map<int, int> seen;
   for (const int count : counts) ++seen[count];
-  return std::max_element(seen.begin(), seen.end(), [](const auto& a, const auto& b) {
-           return a.second < b.second || (a.second == b.second && a.first < b.first);
-         })->first;
+  return std::max_element(seen.begin(), seen.end(),
+                          [](const auto& a, const auto& b) {
+                            return a.second < b.second || (a.second == b.second && a.first < b.first);
+                          })
+      ->first;
 }
 
 std::string epoch_label(int epoch) { return epoch < 0 ? "before the first epoch" : fmt::format("epoch {}", epoch); }
@@ -72,7 +73,8 @@ WatchReport analyse_watch(WatchResult result, std::vector<std::string> command, 
 
 int epoch_of(const std::vector<double>& epoch_marks_s, double time_s) {
   return static_cast<int>(std::upper_bound(epoch_marks_s.begin(), epoch_marks_s.end(), time_s) -
-                          epoch_marks_s.begin()) - 1;
+                          epoch_marks_s.begin()) -
+         1;
 }
 
 int epoch_at(const WatchReport& report, double time_s) { return epoch_of(report.result.epoch_marks_s, time_s); }
@@ -91,9 +93,9 @@ std::string verdict(const WatchReport& report) {
   const GenerationReport& found = report.generations;
   if (found.workers == 0) {
     return std::string("No worker process was seen: the program ran with 0 workers or with thread workers") +
-           (report.result.mode == WatchMode::poll
-                ? ", or its workers lived less than one look at /proc (" + std::to_string(report.result.poll_ms) + " ms)."
-                : ".");
+           (report.result.mode == WatchMode::poll ? ", or its workers lived less than one look at /proc (" +
+                                                        std::to_string(report.result.poll_ms) + " ms)."
+                                                  : ".");
   }
   if (found.respawns.empty() && report.findings.leaked_workers.count > 0) {
     return fmt::format("{} {} in {} and none was replaced, but {}: the workers are not kept, they pile up.",
@@ -116,10 +118,11 @@ std::string verdict(const WatchReport& report) {
                        plural(found.workers, "worker started", "workers started"),
                        found.generations.size() == 1 ? "at once" : "in all",
                        plural(static_cast<long>(found.generations.size()), "generation", "generations"),
-                       count == 0 ? std::string(": the workers are persistent")
-                                  : fmt::format(", but {} {} not persistent (persistent_workers=False), so every new pass "
-                                                "of {} starts new workers",
-                                                not_persistent, count == 1 ? "is" : "are", count == 1 ? "it" : "them"));
+                       count == 0
+                           ? std::string(": the workers are persistent")
+                           : fmt::format(", but {} {} not persistent (persistent_workers=False), so every new pass "
+                                         "of {} starts new workers",
+                                         not_persistent, count == 1 ? "is" : "are", count == 1 ? "it" : "them"));
   }
   std::vector<int> replaced;
   double replacement_cpu_s = 0.0;
@@ -155,10 +158,11 @@ std::string summary_text(const WatchReport& report) {
   const std::string how = result.mode == WatchMode::connector
                               ? "the kernel's process events connector"
                               : fmt::format("polling /proc every {} ms ({})", result.poll_ms, result.mode_reason);
-  text += fmt::format("{}: '{}' (pid {}) {} {}, {}; followed with {}\n", report.program, what_ran(report), root.pid,
-                      result.attached ? "was watched for" : "ran", seconds(ran_s),
-                      root.end_s ? describe_wait_status(result.root_wait_status) : "still running when the watch stopped",
-                      how);
+  text +=
+      fmt::format("{}: '{}' (pid {}) {} {}, {}; followed with {}\n", report.program, what_ran(report), root.pid,
+                  result.attached ? "was watched for" : "ran", seconds(ran_s),
+                  root.end_s ? describe_wait_status(result.root_wait_status) : "still running when the watch stopped",
+                  how);
   std::map<ProcessRole, int> roles;
   for (std::size_t i = 1; i < result.processes.size(); ++i) ++roles[result.processes[i].role];
   text += fmt::format("  descendants: {} in all: {}, {}, {}, {}\n", result.processes.size() - 1,
@@ -171,10 +175,10 @@ std::string summary_text(const WatchReport& report) {
                       plural(static_cast<long>(found.generations.size()), "generation", "generations"));
   for (const Generation& generation : found.generations) {
     const double start = relative(report, generation.start_s);
-    const std::string lived =
-        generation.end_s ? fmt::format("{:.2f}–{:.2f} s, lived {}", start, relative(report, *generation.end_s),
-                                       seconds(*generation.end_s - generation.start_s))
-                         : fmt::format("from {:.2f} s, still alive at the end", start);
+    const std::string lived = generation.end_s
+                                  ? fmt::format("{:.2f}–{:.2f} s, lived {}", start, relative(report, *generation.end_s),
+                                                seconds(*generation.end_s - generation.start_s))
+                                  : fmt::format("from {:.2f} s, still alive at the end", start);
     text += fmt::format("    generation {}: {} {} {} of pid {}, {}, CPU {}{}\n", generation.index,
                         generation.members.size(), to_string(generation.start),
                         generation.members.size() == 1 ? "worker" : "workers", generation.parent, lived,
@@ -227,7 +231,8 @@ std::string summary_text(const WatchReport& report) {
                       seconds(ran_s));
   if (result.events_lost > 0) {
     text += fmt::format("  the kernel dropped {} event reports; /proc was read again each time, so some "
-                        "short-lived processes may be missing\n", result.events_lost);
+                        "short-lived processes may be missing\n",
+                        result.events_lost);
   }
   text += findings_summary(report);
   text += "  " + verdict(report) + "\n";
@@ -239,17 +244,18 @@ nlohmann::json report_json(const WatchReport& report) {
   const WatchResult& result = report.result;
   nlohmann::json processes = nlohmann::json::array();
   for (const ProcessRecord& process : result.processes) {
-    nlohmann::json entry = {{"pid", process.pid},
-                            {"parent", process.parent},
-                            {"role", to_string(process.role)},
-                            {"start", to_string(process.start)},
-                            {"how", process.exec_seen ? "exec" : "fork"},
-                            {"cmdline", process.cmdline},
-                            {"start_s", relative(report, process.start_s)},
-                            {"end_s", process.end_s ? nlohmann::json(relative(report, *process.end_s)) : nlohmann::json()},
-                            {"exit", describe_wait_status(process.wait_status)},
-                            {"cpu_s", process.cpu_s},
-                            {"existed_at_attach", process.existed_at_attach}};
+    nlohmann::json entry = {
+        {"pid", process.pid},
+        {"parent", process.parent},
+        {"role", to_string(process.role)},
+        {"start", to_string(process.start)},
+        {"how", process.exec_seen ? "exec" : "fork"},
+        {"cmdline", process.cmdline},
+        {"start_s", relative(report, process.start_s)},
+        {"end_s", process.end_s ? nlohmann::json(relative(report, *process.end_s)) : nlohmann::json()},
+        {"exit", describe_wait_status(process.wait_status)},
+        {"cpu_s", process.cpu_s},
+        {"existed_at_attach", process.existed_at_attach}};
     processes.push_back(entry);
   }
   nlohmann::json generations = nlohmann::json::array();
@@ -273,7 +279,8 @@ nlohmann::json report_json(const WatchReport& report) {
                            {"start", to_string(generation.start)},
                            {"workers", pids},
                            {"start_s", relative(report, generation.start_s)},
-                           {"end_s", generation.end_s ? nlohmann::json(relative(report, *generation.end_s)) : nlohmann::json()},
+                           {"end_s",
+                            generation.end_s ? nlohmann::json(relative(report, *generation.end_s)) : nlohmann::json()},
                            {"cpu_s", generation.cpu_s},
                            {"replaced", generation.replaced}});
   }
@@ -288,7 +295,8 @@ nlohmann::json report_json(const WatchReport& report) {
   nlohmann::json marks = nlohmann::json::array();
   for (const double mark : result.epoch_marks_s) marks.push_back(relative(report, mark));
   nlohmann::json peak_owners = nlohmann::json::array();
-  for (const auto& [owner, count] : report.findings.peak.by_owner) peak_owners.push_back({{"owner", owner}, {"workers", count}});
+  for (const auto& [owner, count] : report.findings.peak.by_owner)
+    peak_owners.push_back({{"owner", owner}, {"workers", count}});
   return {{"schema", "dlreset.watch"},
           {"schema_version", 2},
           {"command", report.command},
@@ -308,9 +316,10 @@ nlohmann::json report_json(const WatchReport& report) {
           {"processes", processes},
           {"events_lost", result.events_lost},
           {"watcher_cpu_s", result.watcher_cpu_s},
-          {"peak_live_workers", {{"workers", report.findings.peak.workers},
-                                 {"t", relative(report, report.findings.peak.time_s)},
-                                 {"by_owner", peak_owners}}},
+          {"peak_live_workers",
+           {{"workers", report.findings.peak.workers},
+            {"t", relative(report, report.findings.peak.time_s)},
+            {"by_owner", peak_owners}}},
           {"live_workers_at_epochs", report.findings.live_at_epochs},
           {"checks", checks_json(report)},
           {"python", python_json(report)},
@@ -327,7 +336,8 @@ nlohmann::json events_json(const WatchReport& report) {
   for (const Generation& generation : report.generations.generations) parents[generation.parent] = 0;
   const auto lane_of = [&](const ProcessRecord& worker) {
     if (const LoaderView* loader = python.loader_of_worker(worker.pid)) {
-      return fmt::format("{} {} (pid {})", loader->key, loader->dataset.substr(loader->dataset.rfind('.') + 1), loader->pid);
+      return fmt::format("{} {} (pid {})", loader->key, loader->dataset.substr(loader->dataset.rfind('.') + 1),
+                         loader->pid);
     }
     return parents.size() == 1 ? std::string("workers") : fmt::format("workers of pid {}", worker.parent);
   };
@@ -345,8 +355,8 @@ nlohmann::json events_json(const WatchReport& report) {
       const ProcessRecord& worker = result.processes[member];
       // The pid names the worker: unlike a slot number it never stands for two lives at once,
       // so the plot pairs every spawn with its own exit.
-      nlohmann::json common = {{"loader", lane_of(worker)}, {"worker", worker.pid}, {"pid", worker.pid},
-                               {"generation", generation.index}};
+      nlohmann::json common = {
+          {"loader", lane_of(worker)}, {"worker", worker.pid}, {"pid", worker.pid}, {"generation", generation.index}};
       nlohmann::json spawn = common;
       spawn["kind"] = "spawn";
       spawn["t"] = relative(report, worker.start_s);
@@ -382,7 +392,9 @@ nlohmann::json events_json(const WatchReport& report) {
   nlohmann::json epochs = nlohmann::json::array();
   for (std::size_t e = 0; e < result.epoch_marks_s.size(); ++e) {
     const double end = e + 1 < result.epoch_marks_s.size() ? result.epoch_marks_s[e + 1] : result.end_s;
-    epochs.push_back({{"epoch", e}, {"start", relative(report, result.epoch_marks_s[e])}, {"end", relative(report, end)}});
+    epochs.push_back({{"epoch", e},
+                      {"start", relative(report, result.epoch_marks_s[e])},
+                      {"end", relative(report, end)}});
   }
   std::string start_method;
   for (const auto& [name, count] : start_methods) start_method += (start_method.empty() ? "" : "+") + name;

@@ -52,11 +52,13 @@ void check_attachable(pid_t pid) {
   }
   if (!sys::read_proc_stat_of(pid)) {
     throw WatchError("--pid " + std::to_string(pid) + ": /proc/" + std::to_string(pid) +
-                         "/stat cannot be read, so the process cannot be watched (is /proc mounted?).", 2);
+                         "/stat cannot be read, so the process cannot be watched (is /proc mounted?).",
+                     2);
   }
   if (sys::read_cmdline(pid).empty() && ::access(("/proc/" + std::to_string(pid) + "/cmdline").c_str(), R_OK) != 0) {
-    throw WatchError("--pid " + std::to_string(pid) + ": its command line cannot be read (" +
-                         std::strerror(errno) + "); watch it as its owner or as root.", 2);
+    throw WatchError("--pid " + std::to_string(pid) + ": its command line cannot be read (" + std::strerror(errno) +
+                         "); watch it as its owner or as root.",
+                     2);
   }
 }
 
@@ -115,7 +117,8 @@ class WatchLoop {
     if (attached_) check_attachable(options_.attach_pid);
     if (options_.poll_ms <= 0) {
       throw WatchError("--poll-ms " + std::to_string(options_.poll_ms) +
-                           " is not a positive interval; give 1 or more (default 5).", 2);
+                           " is not a positive interval; give 1 or more (default 5).",
+                       2);
     }
     result_.attached = attached_;
     result_.poll_ms = options_.poll_ms;
@@ -160,7 +163,8 @@ class WatchLoop {
       connector_ = ProcConnector::open(result_.mode_reason);
       if (!connector_ && options_.mode == WatchMode::connector) {
         throw WatchError("the process events connector cannot be used here: " + result_.mode_reason +
-                             "; use --mode poll (or auto).", 2);
+                             "; use --mode poll (or auto).",
+                         2);
       }
     }
     result_.mode = connector_ ? WatchMode::connector : WatchMode::poll;

@@ -46,8 +46,7 @@ struct WatchOptions {
   std::function<void(pid_t root, WatchMode mode, double origin_s)> on_ready;
   /// Called after each sample with every record so far and the epoch marks: where the command
   /// line reports respawns as they happen, not only at the end of a long run.
-  std::function<void(const std::vector<ProcessRecord>& records, const std::vector<double>& epoch_marks_s,
-                     double now_s)>
+  std::function<void(const std::vector<ProcessRecord>& records, const std::vector<double>& epoch_marks_s, double now_s)>
       on_sample;
 };
 
@@ -55,8 +54,7 @@ struct WatchOptions {
 /// not available. `exit_status` is the one the command line should end with (2, 126 or 127).
 class WatchError : public std::runtime_error {
  public:
-  WatchError(const std::string& message, int exit_status)
-      : std::runtime_error(message), exit_status_(exit_status) {}
+  WatchError(const std::string& message, int exit_status) : std::runtime_error(message), exit_status_(exit_status) {}
   int exit_status() const { return exit_status_; }
 
  private:
@@ -66,12 +64,12 @@ class WatchError : public std::runtime_error {
 struct WatchResult {
   std::vector<ProcessRecord> processes;  ///< Every process seen, root first.
   pid_t root = 0;
-  bool attached = false;       ///< `--pid`, rather than a command the watcher ran.
+  bool attached = false;             ///< `--pid`, rather than a command the watcher ran.
   WatchMode mode = WatchMode::poll;  ///< The mode used (never automatic).
-  std::string mode_reason;     ///< Why polling was used, when it was.
+  std::string mode_reason;           ///< Why polling was used, when it was.
   int poll_ms = 0;
-  double origin_s = 0.0;       ///< When the watch began (CLOCK_MONOTONIC).
-  double end_s = 0.0;          ///< When it ended.
+  double origin_s = 0.0;              ///< When the watch began (CLOCK_MONOTONIC).
+  double end_s = 0.0;                 ///< When it ended.
   std::vector<double> epoch_marks_s;  ///< Each line that matched the epoch pattern.
   std::optional<int> root_wait_status;
   /// The signal (SIGINT, SIGTERM) that stopped the watch of a process attached to, or that was
@@ -82,10 +80,10 @@ struct WatchResult {
   /// The Python hook: "on", or why it was off ("--no-python-trace", "attached to a running
   /// process", a socket that could not be opened).
   std::string python_hook = "off";
-  std::string python_hook_dir;        ///< The hook's folder, put first on PYTHONPATH.
-  std::string python_hook_socket;     ///< The socket's path, while the watch ran.
+  std::string python_hook_dir;         ///< The hook's folder, put first on PYTHONPATH.
+  std::string python_hook_socket;      ///< The socket's path, while the watch ran.
   std::vector<HookEvent> hook_events;  ///< In the order received.
-  int hook_malformed = 0;             ///< Datagrams on the socket that were not hook events.
+  int hook_malformed = 0;              ///< Datagrams on the socket that were not hook events.
 };
 
 /// Watches until the root exits (or, attached, until SIGINT/SIGTERM). SIGINT and SIGTERM sent

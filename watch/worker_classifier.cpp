@@ -29,8 +29,7 @@ CommandKind classify_command(const std::string& cmdline) {
     return CommandKind::spawn_worker;
   }
   if (contains(cmdline, "multiprocessing.forkserver")) return CommandKind::forkserver;
-  if (contains(cmdline, "multiprocessing.resource_tracker") ||
-      contains(cmdline, "multiprocessing.semaphore_tracker")) {
+  if (contains(cmdline, "multiprocessing.resource_tracker") || contains(cmdline, "multiprocessing.semaphore_tracker")) {
     return CommandKind::mp_helper;
   }
   return CommandKind::plain;
@@ -60,12 +59,8 @@ void classify_processes(std::vector<ProcessRecord>& records) {
           record.start = WorkerStart::dlreset_spawn;
           break;
         case CommandKind::forkserver:
-        case CommandKind::mp_helper:
-          record.role = ProcessRole::helper;
-          break;
-        case CommandKind::plain:
-          record.role = ProcessRole::other;
-          break;
+        case CommandKind::mp_helper: record.role = ProcessRole::helper; break;
+        case CommandKind::plain: record.role = ProcessRole::other; break;
       }
       continue;
     }
@@ -76,10 +71,10 @@ void classify_processes(std::vector<ProcessRecord>& records) {
       // The forkserver's forks are the workers; a tracker's are not.
       record.role = parent_kind == CommandKind::forkserver ? ProcessRole::worker : ProcessRole::other;
       record.start = parent_kind == CommandKind::forkserver ? WorkerStart::forkserver : WorkerStart::none;
-    } else if (parent_of.role == ProcessRole::worker && parent_of.start != WorkerStart::spawn) {
-      record.role = ProcessRole::other;  // a fork worker's own child
-    } else if (is_shell(parent_of)) {
-      record.role = ProcessRole::other;  // a subshell: a wrapper script's, not a worker
+    } else if ((parent_of.role == ProcessRole::worker && parent_of.start != WorkerStart::spawn) ||
+               is_shell(parent_of)) {
+      // A fork worker's own child, or a subshell (a wrapper script's): not a worker.
+      record.role = ProcessRole::other;
     } else {
       // A program that forks copies of itself is a training process with workers: the root, a
       // program the root ran (through a shell, say), or a spawned rank.

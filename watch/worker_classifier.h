@@ -11,11 +11,11 @@ namespace dlreset::watch {
 
 /// What a command line says a process is, before its place in the tree is considered.
 enum class CommandKind {
-  plain,              ///< Nothing known.
-  spawn_worker,       ///< multiprocessing.spawn's child (`spawn_main`, `--multiprocessing-fork`).
-  forkserver,         ///< multiprocessing.forkserver's server.
-  mp_helper,          ///< multiprocessing's resource or semaphore tracker.
-  dlreset_worker,     ///< dlreset's spawned worker (`--dlreset-worker`).
+  plain,           ///< Nothing known.
+  spawn_worker,    ///< multiprocessing.spawn's child (`spawn_main`, `--multiprocessing-fork`).
+  forkserver,      ///< multiprocessing.forkserver's server.
+  mp_helper,       ///< multiprocessing's resource or semaphore tracker.
+  dlreset_worker,  ///< dlreset's spawned worker (`--dlreset-worker`).
 };
 
 CommandKind classify_command(const std::string& cmdline);

@@ -14,8 +14,8 @@ const std::string& DecompressedFashionMnist::dir() {
   std::string pattern = std::filesystem::temp_directory_path().string() + "/dlreset-bench-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = pattern;
-  for (const char* name : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
-                           "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"}) {
+  for (const char* name :
+       {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"}) {
     data::IdxHeader header;
     const auto payload = data::read_idx_payload(source_dir_ + "/" + name + ".gz", &header);
     data::write_idx_file(dir_ + "/" + name, header.dims, payload);

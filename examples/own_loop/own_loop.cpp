@@ -20,8 +20,8 @@ OwnLoop::OwnLoop(OwnLoopOptions options) : options_(options) {
   loader.num_workers = options_.workers;
   loader.persistent_workers = true;
   loader.start_method = dlreset::data::StartMethod::fork;
-  loader_ = std::make_shared<dlreset::data::DataLoader>(
-      std::make_shared<dlreset::data::SyntheticDataset>(dataset), loader);
+  loader_ =
+      std::make_shared<dlreset::data::DataLoader>(std::make_shared<dlreset::data::SyntheticDataset>(dataset), loader);
 }
 
 void OwnLoop::start_epoch() {

@@ -19,8 +19,7 @@ namespace {
 std::uint64_t draw_base_seed(LoaderState& state) {
   if (state.options.seed_mode == SeedMode::torch) {
     // torch.empty((), dtype=torch.int64).random_(generator=loader.generator).item()
-    return static_cast<std::uint64_t>(
-        at::empty({}, at::kLong).random_(state.generator).item<std::int64_t>());
+    return static_cast<std::uint64_t>(at::empty({}, at::kLong).random_(state.generator).item<std::int64_t>());
   }
   // Seeds 0, 1, 2 give unrelated worker seeds; 63 bits, so base_seed + worker_id cannot wrap.
   return splitmix64(state.options.seed) >> 1;
@@ -65,15 +64,14 @@ void BaseDataLoaderIter::reset(bool /*first_iter*/) {
 
 void note_worker_spawn(LoaderState& state, int worker_id, std::int64_t pid, double time_s) {
   state.stats.worker_spawns.fetch_add(1);
-  trace::EventLog::global().record(
-      trace::worker_event(trace::EventKind::worker_spawn, state.options.name, worker_id, pid, time_s));
+  trace::EventLog::global().record(trace::worker_event(trace::EventKind::worker_spawn, state.options.name, worker_id,
+                                                       pid, time_s));
 }
 
-void note_dataset_load(LoaderState& state, int worker_id, std::int64_t pid, double time_s,
-                       double duration_s) {
+void note_dataset_load(LoaderState& state, int worker_id, std::int64_t pid, double time_s, double duration_s) {
   state.stats.dataset_loads.fetch_add(1);
-  trace::Event event = trace::worker_event(trace::EventKind::dataset_loaded, state.options.name,
-                                           worker_id, pid, time_s);
+  trace::Event event =
+      trace::worker_event(trace::EventKind::dataset_loaded, state.options.name, worker_id, pid, time_s);
   event.duration_s = duration_s;
   trace::EventLog::global().record(std::move(event));
 }

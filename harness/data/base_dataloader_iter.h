@@ -8,8 +8,8 @@
 
 #include "harness/data/batch_iterator.h"
 #include "harness/data/collate.h"
-#include "harness/data/loader_state.h"
 #include "harness/data/core/memory/raw_batch.h"
+#include "harness/data/loader_state.h"
 
 namespace dlreset::data {
 
@@ -63,7 +63,6 @@ class BaseDataLoaderIter : public BatchIterator {
 /// and the event log cannot disagree.
 void note_worker_spawn(LoaderState& state, int worker_id, std::int64_t pid, double time_s);
 /// Counts a dataset load and logs it (from the main process or a worker's report).
-void note_dataset_load(LoaderState& state, int worker_id, std::int64_t pid, double time_s,
-                       double duration_s);
+void note_dataset_load(LoaderState& state, int worker_id, std::int64_t pid, double time_s, double duration_s);
 
 }  // namespace dlreset::data

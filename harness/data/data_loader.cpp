@@ -9,9 +9,9 @@
 #include <utility>
 
 #include "harness/data/core/errors.h"
+#include "harness/data/core/samplers/sequential_sampler.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/data/random_sampler.h"
-#include "harness/data/core/samplers/sequential_sampler.h"
 #include "harness/data/single_process_dataloader_iter.h"
 #include "harness/trace/reset_trace.h"
 
@@ -20,31 +20,29 @@ namespace dlreset::data {
 namespace {
 
 void check_options(const Dataset* dataset, const DataLoaderOptions& options) {
-  auto fail = [&](const std::string& what) {
-    throw DataLoaderError("DataLoader '" + options.name + "': " + what);
-  };
+  auto fail = [&](const std::string& what) { throw DataLoaderError("DataLoader '" + options.name + "': " + what); };
   if (dataset == nullptr) fail("no dataset was given; pass the Dataset to load from.");
   if (options.batch_size <= 0) {
-    fail("batch_size should be a positive integer, but got batch_size=" +
-         std::to_string(options.batch_size) + "; use 1 or more.");
+    fail("batch_size should be a positive integer, but got batch_size=" + std::to_string(options.batch_size) +
+         "; use 1 or more.");
   }
   if (options.num_workers < 0) {
-    fail("num_workers option should be non-negative, but got num_workers=" +
-         std::to_string(options.num_workers) + "; use num_workers=0 to disable multiprocessing.");
+    fail("num_workers option should be non-negative, but got num_workers=" + std::to_string(options.num_workers) +
+         "; use num_workers=0 to disable multiprocessing.");
   }
   if (options.timeout_s < 0) {
     std::ostringstream value;
     value << options.timeout_s;
-    fail("timeout option should be non-negative, but got " + value.str() +
-         " seconds; use 0 to wait forever.");
+    fail("timeout option should be non-negative, but got " + value.str() + " seconds; use 0 to wait forever.");
   }
   if (options.prefetch_factor <= 0) {
-    fail("prefetch_factor option should be positive, but got " +
-         std::to_string(options.prefetch_factor) + "; the default is 2.");
+    fail("prefetch_factor option should be positive, but got " + std::to_string(options.prefetch_factor) +
+         "; the default is 2.");
   }
   if (options.num_workers == 0 && options.prefetch_factor != 2) {
     fail("prefetch_factor option could only be specified in multiprocessing, but got "
-         "prefetch_factor=" + std::to_string(options.prefetch_factor) +
+         "prefetch_factor=" +
+         std::to_string(options.prefetch_factor) +
          " with num_workers=0; let num_workers > 0 to enable multiprocessing.");
   }
   if (options.persistent_workers && options.num_workers == 0) {
@@ -72,11 +70,11 @@ std::unique_ptr<Sampler> make_sampler(const Dataset& dataset, const DataLoaderOp
 DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options)
     : DataLoader(std::move(dataset), std::move(options), nullptr) {}
 
-DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options,
-                       std::unique_ptr<Sampler> sampler) {
+DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options, std::unique_ptr<Sampler> sampler) {
   check_options(dataset.get(), options);
   if (sampler && options.shuffle) {
-    throw DataLoaderError("DataLoader '" + options.name + "': sampler option is mutually exclusive with "
+    throw DataLoaderError("DataLoader '" + options.name +
+                          "': sampler option is mutually exclusive with "
                           "shuffle; leave shuffle false and let the sampler shuffle (a "
                           "DistributedSampler's own shuffle option).");
   }
@@ -85,8 +83,8 @@ DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions optio
   if (options.seed_mode == SeedMode::torch) generator = at::detail::createCPUGenerator(options.seed);
   if (!sampler) sampler = make_sampler(*dataset, options, generator);
   BatchSampler batches(std::move(sampler), options.batch_size, options.drop_last);
-  state_ = std::make_shared<LoaderState>(std::move(options), std::move(dataset), std::move(batches),
-                                         std::move(generator));
+  state_ =
+      std::make_shared<LoaderState>(std::move(options), std::move(dataset), std::move(batches), std::move(generator));
   iterator_.arm(&DataLoader::on_iterator_nulled, this);
 }
 
@@ -98,8 +96,7 @@ DataLoader::~DataLoader() {
 void DataLoader::on_iterator_nulled(void* context) {
   auto* self = static_cast<DataLoader*>(context);
   self->state_->stats.iterator_resets.fetch_add(1);
-  const trace::Event reset =
-      trace::record_iterator_reset(self->state_->options.name, !self->reset_observers_.empty());
+  const trace::Event reset = trace::record_iterator_reset(self->state_->options.name, !self->reset_observers_.empty());
   for (ResetObserver* observer : self->reset_observers_) observer->on_iterator_reset(reset);
 }
 

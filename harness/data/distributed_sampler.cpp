@@ -25,13 +25,12 @@ DistributedSampler::DistributedSampler(std::int64_t dataset_size, DistributedSam
     : dataset_size_(dataset_size), options_(options) {
   if (options_.num_replicas < 1) {
     throw DataLoaderError("DistributedSampler: num_replicas should be the number of ranks, at least 1, "
-                          "but got num_replicas=" + std::to_string(options_.num_replicas) +
-                          "; pass the world size.");
+                          "but got num_replicas=" +
+                          std::to_string(options_.num_replicas) + "; pass the world size.");
   }
   if (options_.rank < 0 || options_.rank >= options_.num_replicas) {
     // Torch's words, then the fix.
-    throw DataLoaderError("Invalid rank " + std::to_string(options_.rank) +
-                          ", rank should be in the interval [0, " +
+    throw DataLoaderError("Invalid rank " + std::to_string(options_.rank) + ", rank should be in the interval [0, " +
                           std::to_string(options_.num_replicas - 1) +
                           "]; pass this process's rank in the job of num_replicas ranks.");
   }
@@ -49,8 +48,7 @@ std::vector<std::int64_t> DistributedSampler::epoch_order() {
   std::vector<std::int64_t> indices;
   if (options_.shuffle) {
     // g = torch.Generator(); g.manual_seed(self.seed + self.epoch)
-    at::Generator generator =
-        at::detail::createCPUGenerator(options_.seed + static_cast<std::uint64_t>(epoch_));
+    at::Generator generator = at::detail::createCPUGenerator(options_.seed + static_cast<std::uint64_t>(epoch_));
     indices = torch_randperm(dataset_size_, generator);
   } else {
     indices.resize(static_cast<std::size_t>(dataset_size_));

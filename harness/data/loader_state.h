@@ -8,10 +8,10 @@
 #include <memory>
 #include <utility>
 
-#include "harness/data/core/samplers/batch_sampler.h"
 #include "harness/data/collate.h"
 #include "harness/data/core/data_loader_options.h"
 #include "harness/data/core/datasets/dataset.h"
+#include "harness/data/core/samplers/batch_sampler.h"
 
 namespace dlreset::data {
 
@@ -35,8 +35,8 @@ struct LoaderStats {
   std::atomic<std::int64_t> iterators_created{0};
 
   LoaderCounters snapshot() const {
-    return {worker_spawns.load(), shutdown_calls.load(), iterator_resets.load(),
-            dataset_loads.load(), iterators_created.load()};
+    return {worker_spawns.load(), shutdown_calls.load(), iterator_resets.load(), dataset_loads.load(),
+            iterators_created.load()};
   }
 };
 

@@ -21,9 +21,8 @@ void on_worker_lifecycle(LoaderState& state, const detail::Message& message) {
   } else if (message.type == detail::MessageType::dataset_loaded) {
     note_dataset_load(state, message.worker_id, message.pid, message.time_s, message.duration_s);
   } else if (message.type == detail::MessageType::started) {
-    trace::EventLog::global().record(trace::worker_event(trace::EventKind::worker_started,
-                                                         state.options.name, message.worker_id,
-                                                         message.pid, message.time_s));
+    trace::EventLog::global().record(trace::worker_event(trace::EventKind::worker_started, state.options.name,
+                                                         message.worker_id, message.pid, message.time_s));
   }
 }
 
@@ -58,9 +57,9 @@ MultiProcessingDataLoaderIter::MultiProcessingDataLoaderIter(std::shared_ptr<Loa
   // The handler holds the state, not `this`: a report may arrive while this object is being
   // destroyed (shutdown drains the sockets from the destructor).
   pool_ = detail::start_worker_pool(options.start_method, std::move(launches),
-                            [state = state_](const detail::Message& message) {
-                              on_worker_lifecycle(*state, message);
-                            });
+                                    [state = state_](const detail::Message& message) {
+                                      on_worker_lifecycle(*state, message);
+                                    });
   if (pin_memory()) {
     pin_memory_thread_ = std::make_unique<PinMemoryThread>(*pool_, pin_memory(), options.name);
   }
@@ -222,8 +221,7 @@ WorkerResult MultiProcessingDataLoaderIter::process_data(WorkerResult result) {
   try_put_index();
   const detail::Message& message = result.message;
   if (message.type == detail::MessageType::error) {
-    throw WorkerError(state_->options.name, message.worker_id, message.pid, message.error_type,
-                      message.text);
+    throw WorkerError(state_->options.name, message.worker_id, message.pid, message.error_type, message.text);
   }
   if (!result.pin_error.empty()) throw DataLoaderError(result.pin_error);
   return result;

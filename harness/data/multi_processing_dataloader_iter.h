@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "harness/data/base_dataloader_iter.h"
+#include "harness/data/core/worker/worker_pool.h"
 #include "harness/data/iterator_stats.h"
 #include "harness/data/pin_memory_thread.h"
-#include "harness/data/core/worker/worker_pool.h"
 
 namespace dlreset::data {
 

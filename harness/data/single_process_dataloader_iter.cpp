@@ -7,8 +7,8 @@
 #include <optional>
 #include <utility>
 
-#include "harness/data/core/memory/block_pool.h"
 #include "harness/data/core/fetch.h"
+#include "harness/data/core/memory/block_pool.h"
 #include "harness/trace/event_log.h"
 
 namespace dlreset::data {
@@ -32,8 +32,7 @@ std::optional<RawBatch> SingleProcessDataLoaderIter::next_data() {
     std::int64_t before;
     ~LoadReporter() {
       if (dataset.loads() != before) {
-        note_dataset_load(state, -1, ::getpid(), trace::monotonic_now_s(),
-                          dataset.last_load_seconds());
+        note_dataset_load(state, -1, ::getpid(), trace::monotonic_now_s(), dataset.last_load_seconds());
       }
     }
   } reporter{*state_, dataset, loads_before};

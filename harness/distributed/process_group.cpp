@@ -111,12 +111,13 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, const OnListening& on_l
   options->timeout = rendezvous_.timeout;
   options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(rendezvous_.master_addr));
   try {
-    impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, rendezvous_.rank,
-                                                                rendezvous_.world_size, options);
+    impl_->group =
+        c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, rendezvous_.rank, rendezvous_.world_size, options);
   } catch (const std::exception& e) {
     throw DistError("Rank " + std::to_string(rendezvous_.rank) + " of " + std::to_string(rendezvous_.world_size) +
                     " gave up after " + seconds(rendezvous_.timeout) + " waiting for the other ranks to join at " +
-                    where + " (" + first_line(e) + "); start every rank with the same WORLD_SIZE, MASTER_ADDR "
+                    where + " (" + first_line(e) +
+                    "); start every rank with the same WORLD_SIZE, MASTER_ADDR "
                     "and MASTER_PORT, or raise the timeout.");
   }
 }
@@ -129,8 +130,8 @@ DistError ProcessGroup::collective_failed(const std::string& what, const std::ex
   // alive but never comes: the message says which of the two happened.
   const bool timed_out = std::chrono::steady_clock::now() - started >= rendezvous_.timeout;
   const std::string how = timed_out ? " timed out after " + seconds(rendezvous_.timeout) : " failed";
-  return DistError("Rank " + std::to_string(rendezvous_.rank) + " of " + std::to_string(rendezvous_.world_size) +
-                       ": " + what + how + " (" + first_line(e) +
+  return DistError("Rank " + std::to_string(rendezvous_.rank) + " of " + std::to_string(rendezvous_.world_size) + ": " +
+                       what + how + " (" + first_line(e) +
                        "). Another rank has probably died or stopped; its own error says why.",
                    timed_out ? DistError::Cause::kTimedOut : DistError::Cause::kPeerClosed);
 }
@@ -163,7 +164,8 @@ std::vector<std::string> ProcessGroup::gather_object(const std::string& object) 
   const std::string prefix = "dlreset/gather/" + std::to_string(gathers_++) + "/";
   std::vector<std::string> objects;
   try {
-    impl_->store->set(prefix + std::to_string(rendezvous_.rank), std::vector<std::uint8_t>(object.begin(), object.end()));
+    impl_->store->set(prefix + std::to_string(rendezvous_.rank),
+                      std::vector<std::uint8_t>(object.begin(), object.end()));
     if (rendezvous_.rank != 0) return objects;
     for (int rank = 0; rank < rendezvous_.world_size; ++rank) {
       const std::vector<std::uint8_t> bytes = impl_->store->get(prefix + std::to_string(rank));

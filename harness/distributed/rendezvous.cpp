@@ -17,8 +17,8 @@ int parse_int(const char* name, const char* text, long low, long high) {
   char* end = nullptr;
   const long value = std::strtol(text, &end, 10);
   if (end == text || *end != '\0' || errno == ERANGE || value < low || value > high) {
-    fail(std::string("environment variable ") + name + "='" + text + "' is not an integer from " +
-         std::to_string(low) + " to " + std::to_string(high) + "; set it to one.");
+    fail(std::string("environment variable ") + name + "='" + text + "' is not an integer from " + std::to_string(low) +
+         " to " + std::to_string(high) + "; set it to one.");
   }
   return static_cast<int>(value);
 }
@@ -52,8 +52,8 @@ std::optional<Rendezvous> env_rendezvous(const GetEnv& getenv) {
 
 void check_rendezvous(const Rendezvous& rendezvous) {
   if (rendezvous.world_size < 1) {
-    throw DistError("The job needs at least 1 rank, but its world size is " +
-                    std::to_string(rendezvous.world_size) + "; give the number of ranks.");
+    throw DistError("The job needs at least 1 rank, but its world size is " + std::to_string(rendezvous.world_size) +
+                    "; give the number of ranks.");
   }
   if (rendezvous.rank < 0 || rendezvous.rank >= rendezvous.world_size) {
     throw DistError("Rank " + std::to_string(rendezvous.rank) + " is not in a job of " +
@@ -64,13 +64,12 @@ void check_rendezvous(const Rendezvous& rendezvous) {
   // Port 0 lets rank 0's store take any free port, which only its own launcher can pass on.
   if (rendezvous.master_port < 0 || rendezvous.master_port > 65535 ||
       (rendezvous.master_port == 0 && rendezvous.rank != 0)) {
-    throw DistError("MASTER_PORT " + std::to_string(rendezvous.master_port) +
-                    " is not a TCP port rank " + std::to_string(rendezvous.rank) +
-                    " can join; give one from 1 to 65535.");
+    throw DistError("MASTER_PORT " + std::to_string(rendezvous.master_port) + " is not a TCP port rank " +
+                    std::to_string(rendezvous.rank) + " can join; give one from 1 to 65535.");
   }
   if (rendezvous.timeout < std::chrono::seconds(kMinTimeoutS)) {
-    throw DistError("The distributed timeout must be at least " + std::to_string(kMinTimeoutS) +
-                    " s, but is " + std::to_string(rendezvous.timeout.count()) +
+    throw DistError("The distributed timeout must be at least " + std::to_string(kMinTimeoutS) + " s, but is " +
+                    std::to_string(rendezvous.timeout.count()) +
                     " ms: c10d's store counts it in whole seconds and gives up at once below one; give " +
                     std::to_string(kMinTimeoutS) + " or more.");
   }

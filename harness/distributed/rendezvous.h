@@ -34,8 +34,7 @@ class DistError : public std::runtime_error {
   /// instead of guessing.
   enum class Cause { kOther, kPeerClosed, kTimedOut };
 
-  explicit DistError(const std::string& what, Cause cause = Cause::kOther)
-      : std::runtime_error(what), cause_(cause) {}
+  explicit DistError(const std::string& what, Cause cause = Cause::kOther) : std::runtime_error(what), cause_(cause) {}
 
   Cause cause() const { return cause_; }
 

@@ -18,14 +18,12 @@ class Callback {
   virtual void on_sanity_check_start() {}
   virtual void on_sanity_check_end() {}
   virtual void on_train_epoch_start(int /*epoch*/, std::int64_t /*num_batches*/) {}
-  virtual void on_train_batch_end(const data::Batch& /*batch*/, std::int64_t /*batch_idx*/,
-                                  double /*loss*/) {}
+  virtual void on_train_batch_end(const data::Batch& /*batch*/, std::int64_t /*batch_idx*/, double /*loss*/) {}
   /// After the epoch's validation: Lightning 1.5 validates inside the training epoch.
   virtual void on_train_epoch_end(int /*epoch*/) {}
   /// `stage` is RunningStage::sanity_checking or RunningStage::validating.
   virtual void on_validation_start(RunningStage /*stage*/, std::int64_t /*num_batches*/) {}
-  virtual void on_validation_batch_end(const data::Batch& /*batch*/, std::int64_t /*batch_idx*/,
-                                       double /*loss*/) {}
+  virtual void on_validation_batch_end(const data::Batch& /*batch*/, std::int64_t /*batch_idx*/, double /*loss*/) {}
   virtual void on_validation_end(RunningStage /*stage*/) {}
   /// After the data connector's teardown (`_post_dispatch`), as in Lightning 1.5.
   virtual void on_fit_end() {}

@@ -38,8 +38,8 @@ std::shared_ptr<AbstractDataFetcher> DataConnector::get_profiled_dataloader(
 }
 
 void DataConnector::teardown() {
-  for (const RunningStage stage : {RunningStage::training, RunningStage::validating,
-                                   RunningStage::testing, RunningStage::sanity_checking}) {
+  for (const RunningStage stage :
+       {RunningStage::training, RunningStage::validating, RunningStage::testing, RunningStage::sanity_checking}) {
     std::shared_ptr<AbstractDataFetcher>& fetcher = fetcher_of(stage);
     if (fetcher) {
       fetcher->teardown();

@@ -11,8 +11,7 @@ bool requires_distributed_sampler(const TrainerOptions& options, data::DataLoade
 }
 
 std::unique_ptr<data::DistributedSampler> get_distributed_sampler(const TrainerOptions& options,
-                                                                  const data::DataLoader& dataloader,
-                                                                  bool shuffle) {
+                                                                  const data::DataLoader& dataloader, bool shuffle) {
   data::DistributedSamplerOptions kwargs;
   kwargs.num_replicas = options.distributed->num_replicas;
   kwargs.rank = options.distributed->rank;
@@ -33,8 +32,7 @@ std::shared_ptr<data::DataLoader> update_dataloader(data::DataLoader& dataloader
 }
 
 std::shared_ptr<data::DataLoader> prepare_dataloader(const TrainerOptions& options,
-                                                     std::shared_ptr<data::DataLoader> dataloader,
-                                                     bool shuffle) {
+                                                     std::shared_ptr<data::DataLoader> dataloader, bool shuffle) {
   if (!dataloader || !requires_distributed_sampler(options, *dataloader)) return dataloader;
   std::unique_ptr<data::DistributedSampler> sampler = get_distributed_sampler(options, *dataloader, shuffle);
   return update_dataloader(*dataloader, std::move(sampler));

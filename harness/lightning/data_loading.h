@@ -17,8 +17,7 @@ bool requires_distributed_sampler(const TrainerOptions& options, data::DataLoade
 /// `_get_distributed_sampler`: this rank's shard (`distributed_sampler_kwargs`), with
 /// `shuffle` as the caller says and the seed of `PL_GLOBAL_SEED`; drop_last is torch's default.
 std::unique_ptr<data::DistributedSampler> get_distributed_sampler(const TrainerOptions& options,
-                                                                  const data::DataLoader& dataloader,
-                                                                  bool shuffle);
+                                                                  const data::DataLoader& dataloader, bool shuffle);
 
 /// `_update_dataloader`: a new DataLoader over the same dataset with the same options and pin
 /// function, but `sampler` and shuffle off, as Lightning re-instantiates the user's loader.

@@ -33,9 +33,7 @@ void EvaluationEpochLoop::advance(const RunArgs& /*args*/) {
     loss = trainer_->lightning_module().validation_step(fetched.batch, batch_idx);
   }
   ++batches_completed_;
-  trainer_->call_hook([&](Callback& callback) {
-    callback.on_validation_batch_end(fetched.batch, batch_idx, loss);
-  });
+  trainer_->call_hook([&](Callback& callback) { callback.on_validation_batch_end(fetched.batch, batch_idx, loss); });
 }
 
 }  // namespace dlreset::loops

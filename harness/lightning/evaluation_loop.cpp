@@ -17,8 +17,7 @@ void EvaluationLoop::connect_trainer(Trainer* trainer) {
 int EvaluationLoop::num_dataloaders() const { return trainer_->val_dataloader() ? 1 : 0; }
 
 std::int64_t EvaluationLoop::max_batches() const {
-  return trainer_->sanity_checking() ? trainer_->num_sanity_val_batches()
-                                     : trainer_->num_val_batches();
+  return trainer_->sanity_checking() ? trainer_->num_sanity_val_batches() : trainer_->num_val_batches();
 }
 
 bool EvaluationLoop::skip() const { return num_dataloaders() == 0 || max_batches() <= 0; }

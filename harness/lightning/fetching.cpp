@@ -11,8 +11,8 @@ namespace dlreset::loops {
 
 AbstractDataFetcher::AbstractDataFetcher(int prefetch_batches) : prefetch_batches_(prefetch_batches + 1) {
   if (prefetch_batches < 0) {
-    throw std::invalid_argument("`prefetch_batches` should at least be 0, got " +
-                                std::to_string(prefetch_batches) + ".");
+    throw std::invalid_argument("`prefetch_batches` should at least be 0, got " + std::to_string(prefetch_batches) +
+                                ".");
   }
 }
 

@@ -12,9 +12,7 @@ namespace dlreset::loops {
 
 FitLoop::FitLoop(int max_epochs) : max_epochs_(max_epochs) {}
 
-bool FitLoop::done() const {
-  return current_epoch_ >= max_epochs_ || trainer_->num_training_batches() == 0;
-}
+bool FitLoop::done() const { return current_epoch_ >= max_epochs_ || trainer_->num_training_batches() == 0; }
 
 void FitLoop::connect_trainer(Trainer* trainer) {
   Loop::connect_trainer(trainer);

@@ -19,8 +19,7 @@ std::shared_ptr<data::BatchIterator>& CombinedLoaderIterator::loader_iters() {
 
 std::optional<data::Batch> CombinedLoaderIterator::next() { return loader_iters()->next(); }
 
-CombinedLoader::CombinedLoader(std::shared_ptr<data::DataLoader> loaders)
-    : loaders_(std::move(loaders)) {}
+CombinedLoader::CombinedLoader(std::shared_ptr<data::DataLoader> loaders) : loaders_(std::move(loaders)) {}
 
 std::shared_ptr<data::BatchIterator> CombinedLoader::iter() {
   auto iterator = std::make_shared<CombinedLoaderIterator>(loaders_);
@@ -29,8 +28,7 @@ std::shared_ptr<data::BatchIterator> CombinedLoader::iter() {
 }
 
 void CombinedLoader::shutdown_workers_and_reset_iterator(data::DataLoader& dataloader) {
-  if (auto* iterator =
-          dynamic_cast<data::MultiProcessingDataLoaderIter*>(dataloader.iterator().get().get())) {
+  if (auto* iterator = dynamic_cast<data::MultiProcessingDataLoaderIter*>(dataloader.iterator().get().get())) {
     iterator->shutdown_workers();
   }
   dataloader.iterator() = nullptr;

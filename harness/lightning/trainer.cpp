@@ -16,8 +16,7 @@ namespace dlreset::loops {
 
 Trainer::Trainer(TrainerOptions options) : options_(std::move(options)) {
   if (options_.max_epochs < 0) {
-    throw std::invalid_argument("max_epochs must be 0 or more, got " +
-                                std::to_string(options_.max_epochs) + ".");
+    throw std::invalid_argument("max_epochs must be 0 or more, got " + std::to_string(options_.max_epochs) + ".");
   }
   if (options_.profiler != nullptr) {
     profiler_ = options_.profiler;
@@ -93,8 +92,9 @@ void Trainer::fit_impl() {
   // `reset_val_dataloader` do to each loader: a DDP rank's are re-made with its shard, the
   // training one shuffled, the validation one in order.
   model_ = fit_args_.model;
-  train_dataloader_ = std::make_shared<CombinedLoader>(
-      prepare_dataloader(options_, std::move(fit_args_.train_dataloader), /*shuffle=*/true));
+  train_dataloader_ =
+      std::make_shared<CombinedLoader>(prepare_dataloader(options_, std::move(fit_args_.train_dataloader),
+                                                          /*shuffle=*/true));
   val_dataloader_ = prepare_dataloader(options_, std::move(fit_args_.val_dataloader), /*shuffle=*/false);
   fit_args_ = FitArgs{};
   phase_ = "fit";

@@ -10,8 +10,8 @@
 #include "harness/data/data_loader.h"
 #include "harness/lightning/lightning_module.h"
 #include "harness/lightning/states.h"
-#include "harness/lightning/training_type_plugin.h"
 #include "harness/lightning/trainer_options.h"
+#include "harness/lightning/training_type_plugin.h"
 #include "harness/profiler/profiler.h"
 #include "harness/trace/traced.h"
 

@@ -10,9 +10,7 @@ namespace dlreset::loops {
 
 TrainingEpochLoop::TrainingEpochLoop() : val_loop_(std::make_unique<EvaluationLoop>()) {}
 
-bool TrainingEpochLoop::done() const {
-  return batches_ready_ >= trainer_->num_training_batches() || is_last_batch_;
-}
+bool TrainingEpochLoop::done() const { return batches_ready_ >= trainer_->num_training_batches() || is_last_batch_; }
 
 void TrainingEpochLoop::reset() {
   batches_ready_ = 0;
@@ -45,9 +43,7 @@ void TrainingEpochLoop::advance(const RunArgs& /*args*/) {
     profiler::ProfileScope scope(trainer_->profiler(), "run_training_batch");
     loss = trainer_->lightning_module().training_step(fetched.batch, batch_idx);
   }
-  trainer_->call_hook([&](Callback& callback) {
-    callback.on_train_batch_end(fetched.batch, batch_idx, loss);
-  });
+  trainer_->call_hook([&](Callback& callback) { callback.on_train_batch_end(fetched.batch, batch_idx, loss); });
 }
 
 bool TrainingEpochLoop::should_check_val() const {

@@ -25,8 +25,8 @@ std::string python_short(double value) {
 /// One row: f"{sep}{action:<{max_key}s}\t|  {mean:<15}\t|{num_calls:<15}\t|  {total:<15}\t|  {per:<15}\t|"
 std::string log_row(std::size_t max_key, const std::string& action, const std::string& mean,
                     const std::string& num_calls, const std::string& total, const std::string& per) {
-  return fmt::format("\n{:<{}}\t|  {:<15}\t|{:<15}\t|  {:<15}\t|  {:<15}\t|", action, max_key, mean,
-                     num_calls, total, per);
+  return fmt::format("\n{:<{}}\t|  {:<15}\t|{:<15}\t|  {:<15}\t|  {:<15}\t|", action, max_key, mean, num_calls, total,
+                     per);
 }
 
 }  // namespace
@@ -43,8 +43,7 @@ void SimpleProfiler::stop(const std::string& action) {
   const auto now = Clock::now();
   const auto running = current_.find(action);
   if (running == current_.end()) {
-    throw std::logic_error("SimpleProfiler: action '" + action +
-                           "' was stopped without being started.");
+    throw std::logic_error("SimpleProfiler: action '" + action + "' was stopped without being started.");
   }
   ActionStats& stats = recorded_[action];
   stats.action = action;
@@ -56,8 +55,7 @@ void SimpleProfiler::stop(const std::string& action) {
 std::vector<SimpleProfiler::ActionStats> SimpleProfiler::stats() const {
   std::vector<ActionStats> out;
   for (const auto& entry : recorded_) out.push_back(entry.second);
-  std::sort(out.begin(), out.end(),
-            [](const ActionStats& a, const ActionStats& b) { return a.total_s > b.total_s; });
+  std::sort(out.begin(), out.end(), [](const ActionStats& a, const ActionStats& b) { return a.total_s > b.total_s; });
   return out;
 }
 

@@ -5,8 +5,6 @@
 
 #include <cstring>
 
-extern char** environ;
-
 namespace dlreset::sys {
 
 std::vector<char*> exec_pointers(std::vector<std::string>& strings) {

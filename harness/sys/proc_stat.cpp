@@ -63,7 +63,7 @@ std::optional<ProcStat> parse_proc_stat(const std::string& text) {
   const std::size_t close = text.rfind(')');
   if (open == std::string::npos || close == std::string::npos || close < open) return std::nullopt;
   ProcStat stat;
-  stat.pid = static_cast<pid_t>(std::atol(text.c_str()));
+  stat.pid = static_cast<pid_t>(std::strtol(text.c_str(), nullptr, 10));
   stat.comm = text.substr(open + 1, close - open - 1);
   // After the name: field 3 (state) onwards, space-separated; flags is field 9, minflt 10,
   // utime and stime 14 and 15, starttime 22 (proc(5)).
@@ -72,7 +72,7 @@ std::optional<ProcStat> parse_proc_stat(const std::string& text) {
   for (std::string field; rest >> field && fields.size() < 20;) fields.push_back(field);
   if (fields.size() < 20 || fields[0].size() != 1) return std::nullopt;
   stat.state = fields[0][0];
-  stat.parent = static_cast<pid_t>(std::atol(fields[1].c_str()));
+  stat.parent = static_cast<pid_t>(std::strtol(fields[1].c_str(), nullptr, 10));
   constexpr unsigned long kForkNoExec = 0x00000040;  // PF_FORKNOEXEC, include/linux/sched.h
   stat.forked_without_exec = (std::strtoul(fields[6].c_str(), nullptr, 10) & kForkNoExec) != 0;
   stat.minor_faults = std::strtol(fields[7].c_str(), nullptr, 10);
@@ -138,7 +138,7 @@ std::optional<pid_t> read_thread_group(pid_t task) {
   if (!status) return std::nullopt;
   const std::size_t at = status->find("\nTgid:");
   if (at == std::string::npos) return std::nullopt;
-  return static_cast<pid_t>(std::atol(status->c_str() + at + 6));
+  return static_cast<pid_t>(std::strtol(status->c_str() + at + 6, nullptr, 10));
 }
 
 std::optional<pid_t> read_last_created_pid(int loadavg_fd) {
@@ -146,7 +146,7 @@ std::optional<pid_t> read_last_created_pid(int loadavg_fd) {
   if (!text) return std::nullopt;
   const std::size_t space = text->find_last_of(' ');
   if (space == std::string::npos) return std::nullopt;
-  return static_cast<pid_t>(std::atol(text->c_str() + space + 1));
+  return static_cast<pid_t>(std::strtol(text->c_str() + space + 1, nullptr, 10));
 }
 
 std::vector<pid_t> list_process_ids() {

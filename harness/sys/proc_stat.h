@@ -19,9 +19,9 @@ struct ProcStat {
   /// The kernel's PF_FORKNOEXEC: forked and not (yet) exec'd. Exec clears it, so a look at the
   /// stat tells whether a fork became a program of its own.
   bool forked_without_exec = false;
-  std::string comm;  ///< The name the kernel keeps (16 bytes at most); changes at exec.
+  std::string comm;       ///< The name the kernel keeps (16 bytes at most); changes at exec.
   long minor_faults = 0;  ///< Page faults served without I/O (minflt): first touches of memory, copies on write.
-  double cpu_s = 0.0;  ///< utime + stime, in seconds (clock-tick resolution).
+  double cpu_s = 0.0;     ///< utime + stime, in seconds (clock-tick resolution).
   /// When the process started, in seconds on CLOCK_MONOTONIC (monotonic_s() of clock.h;
   /// clock-tick resolution: the kernel gives it in ticks since boot).
   double start_s = 0.0;

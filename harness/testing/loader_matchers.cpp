@@ -26,8 +26,7 @@ class CountMatcher : public ::testing::MatcherInterface<const LoaderWatch&> {
  public:
   explicit CountMatcher(CountSpec spec) : spec_(std::move(spec)) {}
 
-  bool MatchAndExplain(const LoaderWatch& watch,
-                       ::testing::MatchResultListener* listener) const override {
+  bool MatchAndExplain(const LoaderWatch& watch, ::testing::MatchResultListener* listener) const override {
     const std::int64_t seen = spec_.seen(watch);
     const std::int64_t expected = spec_.expected(watch);
     if (seen == expected) {
@@ -42,50 +41,42 @@ class CountMatcher : public ::testing::MatcherInterface<const LoaderWatch&> {
   }
 
   void DescribeTo(std::ostream* out) const override { *out << spec_.description; }
-  void DescribeNegationTo(std::ostream* out) const override {
-    *out << "not: " << spec_.description;
-  }
+  void DescribeNegationTo(std::ostream* out) const override { *out << "not: " << spec_.description; }
 
  private:
   /// The regression gate's answer to "why": the traceback of each reset in the phase counted.
-  void explain_resets(const LoaderWatch& watch, std::int64_t seen,
-                      ::testing::MatchResultListener* listener) const {
+  void explain_resets(const LoaderWatch& watch, std::int64_t seen, ::testing::MatchResultListener* listener) const {
     std::int64_t index = 0;
     for (const WatchedReset& reset : watch.reset_log()) {
       if (reset.phase != *spec_.resets_in) continue;
-      *listener << "\nThis traceback is why (reset " << ++index << " of " << seen << "):\n"
-                << watch.traceback(reset);
+      *listener << "\nThis traceback is why (reset " << ++index << " of " << seen << "):\n" << watch.traceback(reset);
     }
   }
 
   CountSpec spec_;
 };
 
-LoaderMatcher count_matcher(CountSpec spec) {
-  return ::testing::MakeMatcher(new CountMatcher(std::move(spec)));
-}
+LoaderMatcher count_matcher(CountSpec spec) { return ::testing::MakeMatcher(new CountMatcher(std::move(spec))); }
 
 std::function<std::int64_t(const LoaderWatch&)> exactly(std::int64_t times) {
   return [times](const LoaderWatch&) { return times; };
 }
 
-std::string times_text(std::int64_t times) {
-  return times == 1 ? "once" : std::to_string(times) + " times";
-}
+std::string times_text(std::int64_t times) { return times == 1 ? "once" : std::to_string(times) + " times"; }
 
 /// One of the watch's counters against a number: "<did> once", "<did> 3 times".
-LoaderMatcher times_matcher(const std::string& did, const char* counted,
-                            std::int64_t (LoaderWatch::*counter)() const, std::int64_t times) {
+LoaderMatcher times_matcher(const std::string& did, const char* counted, std::int64_t (LoaderWatch::*counter)() const,
+                            std::int64_t times) {
   return count_matcher({did + " " + times_text(times), counted,
-                        [counter](const LoaderWatch& watch) { return (watch.*counter)(); },
-                        exactly(times), nullptr, std::nullopt});
+                        [counter](const LoaderWatch& watch) { return (watch.*counter)(); }, exactly(times), nullptr,
+                        std::nullopt});
 }
 
 LoaderMatcher resets_matcher(std::string description, LoaderPhase phase, std::int64_t times) {
   const char* when = phase == LoaderPhase::teardown ? "at teardown" : "before teardown";
   return count_matcher({std::move(description), std::string("iterator resets ") + when,
-                        [phase](const LoaderWatch& watch) { return watch.resets(phase); },
-                        exactly(times), nullptr, phase});
+                        [phase](const LoaderWatch& watch) { return watch.resets(phase); }, exactly(times), nullptr,
+                        phase});
 }
 
 }  // namespace
@@ -109,13 +100,11 @@ LoaderMatcher LoadedDatasetTimes(std::int64_t times) {
 }
 
 LoaderMatcher CreatedIteratorsTimes(std::int64_t times) {
-  return times_matcher("created an iterator", "iterators created", &LoaderWatch::iterators_created,
-                       times);
+  return times_matcher("created an iterator", "iterators created", &LoaderWatch::iterators_created, times);
 }
 
 LoaderMatcher CalledShutdownTimes(std::int64_t times) {
-  return times_matcher("called shutdown_workers", "shutdown calls", &LoaderWatch::shutdown_calls,
-                       times);
+  return times_matcher("called shutdown_workers", "shutdown calls", &LoaderWatch::shutdown_calls, times);
 }
 
 LoaderMatcher NeverResetBefore(Teardown) {
@@ -123,13 +112,11 @@ LoaderMatcher NeverResetBefore(Teardown) {
 }
 
 LoaderMatcher ResetBeforeTeardownTimes(std::int64_t times) {
-  return resets_matcher("reset its iterator " + times_text(times) + " before teardown",
-                        LoaderPhase::in_use, times);
+  return resets_matcher("reset its iterator " + times_text(times) + " before teardown", LoaderPhase::in_use, times);
 }
 
 LoaderMatcher ResetAtTeardownTimes(std::int64_t times) {
-  return resets_matcher("reset its iterator " + times_text(times) + " at teardown",
-                        LoaderPhase::teardown, times);
+  return resets_matcher("reset its iterator " + times_text(times) + " at teardown", LoaderPhase::teardown, times);
 }
 
 }  // namespace dlreset::testing

@@ -45,11 +45,10 @@ std::string LoaderWatch::traceback(const WatchedReset& reset) const {
 
 void PrintTo(const LoaderWatch& watch, std::ostream* out) {
   *out << "the watch of loader '" << watch.loader_name() << "' (" << watch.num_workers()
-       << " workers): " << watch.worker_spawns() << " worker spawns, " << watch.dataset_loads()
-       << " dataset loads, " << watch.iterators_created() << " iterators created, "
-       << watch.resets(LoaderPhase::in_use) << " iterator resets in use and "
-       << watch.resets(LoaderPhase::teardown) << " at teardown, " << watch.shutdown_calls()
-       << " shutdown calls";
+       << " workers): " << watch.worker_spawns() << " worker spawns, " << watch.dataset_loads() << " dataset loads, "
+       << watch.iterators_created() << " iterators created, " << watch.resets(LoaderPhase::in_use)
+       << " iterator resets in use and " << watch.resets(LoaderPhase::teardown) << " at teardown, "
+       << watch.shutdown_calls() << " shutdown calls";
 }
 
 }  // namespace dlreset::testing

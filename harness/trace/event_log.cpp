@@ -21,8 +21,7 @@ const char* to_string(EventKind kind) {
   return "unknown";
 }
 
-Event worker_event(EventKind kind, std::string loader, int worker_id, std::int64_t pid,
-                   double time_s) {
+Event worker_event(EventKind kind, std::string loader, int worker_id, std::int64_t pid, double time_s) {
   Event event;
   event.kind = kind;
   event.time_s = time_s;
@@ -84,7 +83,7 @@ EventContext EventLog::context() const {
   return context_;
 }
 
-void EventLog::set_trace_options(TraceOptions options) {
+void EventLog::set_trace_options(const TraceOptions& options) {
   std::lock_guard<std::mutex> lock(mutex_);
   trace_ = options;
 }

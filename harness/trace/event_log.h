@@ -30,10 +30,10 @@ const char* to_string(EventKind kind);
 struct Event {
   EventKind kind = EventKind::iterator_reset;
   double time_s = 0.0;
-  std::string loader;      ///< Loader name ("train", "val"); empty when not known.
-  int epoch = -1;          ///< Filled from the log's context when left at -1.
-  std::string phase;       ///< "fit" or "teardown"; filled from the context when empty.
-  std::string stage;       ///< "sanity_check", "train", "validate"; filled from the context.
+  std::string loader;  ///< Loader name ("train", "val"); empty when not known.
+  int epoch = -1;      ///< Filled from the log's context when left at -1.
+  std::string phase;   ///< "fit" or "teardown"; filled from the context when empty.
+  std::string stage;   ///< "sanity_check", "train", "validate"; filled from the context.
   int worker_id = -1;
   std::int64_t pid = 0;
   double duration_s = 0.0;  ///< dataset_loaded: how long the load took.
@@ -43,8 +43,7 @@ struct Event {
 
 /// The one place a worker's event is built (spawn, start, load, shutdown, exit), whoever records
 /// it: the pools, the iterator, or the report of a worker.
-Event worker_event(EventKind kind, std::string loader, int worker_id, std::int64_t pid,
-                   double time_s);
+Event worker_event(EventKind kind, std::string loader, int worker_id, std::int64_t pid, double time_s);
 
 /// Where the loops are, so that an event recorded deep inside a DataLoader knows its epoch.
 struct EventContext {
@@ -56,7 +55,7 @@ struct EventContext {
 /// How iterator resets are traced. Off by default: then a reset costs a counter increment and
 /// one log entry, and no stack is captured.
 struct TraceOptions {
-  bool capture_stacks = false;      ///< Capture the stack at every reset.
+  bool capture_stacks = false;       ///< Capture the stack at every reset.
   std::ostream* print_to = nullptr;  ///< Also print each captured stack here, Python-style.
   MirrorLookup mirror;               ///< Names the upstream file of each printed frame.
   SourceLookup source;               ///< Shows each printed frame's source line.
@@ -79,7 +78,7 @@ class EventLog {
 
   /// Tracing starts from `DLRESET_TRACE_RESETS=1` in the environment (stacks captured and
   /// printed to stderr); `set_trace_options` overrides that.
-  void set_trace_options(TraceOptions options);
+  void set_trace_options(const TraceOptions& options);
   TraceOptions trace_options() const;
 
   /// The monotonic time at which the log started (or was last cleared), in seconds.

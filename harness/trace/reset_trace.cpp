@@ -4,8 +4,8 @@
 
 namespace dlreset::trace {
 
-const char* const kResetHookFrames[] = {"dlreset::trace::record_iterator_reset",
-                                        "dlreset::trace::Watched<", "on_iterator_nulled", nullptr};
+const char* const kResetHookFrames[] = {"dlreset::trace::record_iterator_reset", "dlreset::trace::Watched<",
+                                        "on_iterator_nulled", nullptr};
 
 TracebackOptions reset_traceback_options(const Event& reset, const TraceOptions& trace) {
   TracebackOptions format;
@@ -14,8 +14,8 @@ TracebackOptions reset_traceback_options(const Event& reset, const TraceOptions&
   for (const std::string* part : {&reset.phase, &reset.stage}) {
     if (!part->empty()) where += (where.empty() ? "" : ", ") + *part;
   }
-  format.title = "iterator of loader '" + reset.loader + "' set to null" +
-                 (where.empty() ? std::string() : " (" + where + ")");
+  format.title =
+      "iterator of loader '" + reset.loader + "' set to null" + (where.empty() ? std::string() : " (" + where + ")");
   for (const char* const* frame = kResetHookFrames; *frame != nullptr; ++frame) {
     format.drop_innermost.emplace_back(*frame);
   }
@@ -37,8 +37,7 @@ Event record_iterator_reset(const std::string& loader, bool capture_stack) {
   event.stage = context.stage;
   if (options.capture_stacks || capture_stack) event.stack = StackCapture::capture();
   if (event.stack && options.capture_stacks && options.print_to != nullptr) {
-    *options.print_to << format_traceback(event.stack->frames(), reset_traceback_options(event, options))
-                      << std::flush;
+    *options.print_to << format_traceback(event.stack->frames(), reset_traceback_options(event, options)) << std::flush;
   }
   log.record(event);
   return event;

@@ -13,8 +13,7 @@ namespace dlreset::trace {
 /// the caller's stack into the event; with tracing on and a stream in the trace options, it
 /// prints it there as a Python-style traceback. Marked noinline so the frames it drops are its
 /// own.
-__attribute__((noinline)) Event record_iterator_reset(const std::string& loader,
-                                                      bool capture_stack = false);
+__attribute__((noinline)) Event record_iterator_reset(const std::string& loader, bool capture_stack = false);
 
 /// Frames a reset traceback leaves out: the hook machinery between the store and the capture.
 extern const char* const kResetHookFrames[];

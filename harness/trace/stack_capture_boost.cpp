@@ -29,8 +29,8 @@ std::vector<StackFrame> StackCapture::frames() const {
     // Every captured address is a return address: the instruction after the call. One byte
     // back is inside the call, so the line is the calling line, as Python reports it.
     const auto* call = static_cast<const char*>(address) - 1;
-    boost::stacktrace::frame frame(reinterpret_cast<boost::stacktrace::frame::native_frame_ptr_t>(
-        const_cast<char*>(call)));
+    boost::stacktrace::frame frame(
+        reinterpret_cast<boost::stacktrace::frame::native_frame_ptr_t>(const_cast<char*>(call)));
     StackFrame symbolized;
     symbolized.function = frame.name();
     symbolized.file = frame.source_file();

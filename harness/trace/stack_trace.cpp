@@ -5,8 +5,7 @@
 namespace dlreset::trace {
 
 bool StackFrame::is_project_frame() const {
-  return !file.empty() && file.front() != '/' && file.rfind("../", 0) != 0 &&
-         file.rfind("./", 0) != 0;
+  return !file.empty() && file.front() != '/' && file.rfind("../", 0) != 0 && file.rfind("./", 0) != 0;
 }
 
 bool StackFrame::is_system_frame() const {
@@ -70,23 +69,21 @@ std::string format_traceback(const std::vector<StackFrame>& frames, const Traceb
   std::size_t hidden = 0;
   auto flush_hidden = [&] {
     if (hidden > 0) {
-      out << "  [" << hidden << (options.show_program_frames ? " system" : "")
-          << (hidden == 1 ? " frame" : " frames")
+      out << "  [" << hidden << (options.show_program_frames ? " system" : "") << (hidden == 1 ? " frame" : " frames")
           << (options.show_program_frames ? "" : " outside dlreset") << "]\n";
       hidden = 0;
     }
   };
   for (std::size_t i = frames.size(); i-- > first;) {
     const StackFrame& frame = frames[i];
-    const bool shown = frame.is_project_frame() ||
-                       (options.show_program_frames && !frame.is_system_frame());
+    const bool shown = frame.is_project_frame() || (options.show_program_frames && !frame.is_system_frame());
     if (options.project_frames_only && !shown) {
       ++hidden;
       continue;
     }
     flush_hidden();
-    out << "  File \"" << (frame.file.empty() ? "??" : frame.file) << "\", line " << frame.line
-        << ", in " << short_function_name(frame.function);
+    out << "  File \"" << (frame.file.empty() ? "??" : frame.file) << "\", line " << frame.line << ", in "
+        << short_function_name(frame.function);
     if (options.mirror) {
       const std::string mirrored = options.mirror(frame.file);
       if (!mirrored.empty()) out << "  (mirrors " << mirrored << ")";

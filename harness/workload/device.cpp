@@ -13,9 +13,8 @@ DeviceChoice resolve_device(const std::string& requested) {
   }
   const bool have_cuda = torch::cuda::is_available();
   if (requested == "cuda" && !have_cuda) {
-    throw std::invalid_argument(
-        "--device cuda was asked for, but no CUDA device is usable here (Debian's libtorch-dev "
-        "is built without CUDA, or no GPU is visible); use --device cpu or --device auto.");
+    throw std::invalid_argument("--device cuda was asked for, but no CUDA device is usable here (Debian's libtorch-dev "
+                                "is built without CUDA, or no GPU is visible); use --device cpu or --device auto.");
   }
   DeviceChoice choice;
   choice.cuda = requested == "cuda" || (requested == "auto" && have_cuda);

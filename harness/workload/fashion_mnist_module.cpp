@@ -80,12 +80,12 @@ struct FashionMnistModule::Impl {
 
 FashionMnistModule::FashionMnistModule(WorkloadOptions options) : impl_(std::make_unique<Impl>()) {
   if (options.intra_op_threads < 1) {
-    throw std::invalid_argument("intra_op_threads must be 1 or more, got " +
-                                std::to_string(options.intra_op_threads) + ".");
+    throw std::invalid_argument("intra_op_threads must be 1 or more, got " + std::to_string(options.intra_op_threads) +
+                                ".");
   }
   if (!(options.learning_rate > 0)) {
-    throw std::invalid_argument("The learning rate must be positive, got " +
-                                std::to_string(options.learning_rate) + ".");
+    throw std::invalid_argument("The learning rate must be positive, got " + std::to_string(options.learning_rate) +
+                                ".");
   }
   impl_->device_choice = resolve_device(options.device);
   impl_->device = impl_->device_choice.cuda ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
@@ -96,12 +96,12 @@ FashionMnistModule::FashionMnistModule(WorkloadOptions options) : impl_(std::mak
   impl_->net = Net();
   impl_->net->to(impl_->device);
   if (options.optimizer == "sgd") {
-    impl_->optimizer = std::make_unique<torch::optim::SGD>(
-        impl_->net->parameters(),
-        torch::optim::SGDOptions(options.learning_rate).momentum(options.momentum));
+    impl_->optimizer =
+        std::make_unique<torch::optim::SGD>(impl_->net->parameters(),
+                                            torch::optim::SGDOptions(options.learning_rate).momentum(options.momentum));
   } else if (options.optimizer == "adam") {
-    impl_->optimizer = std::make_unique<torch::optim::Adam>(
-        impl_->net->parameters(), torch::optim::AdamOptions(options.learning_rate));
+    impl_->optimizer = std::make_unique<torch::optim::Adam>(impl_->net->parameters(),
+                                                            torch::optim::AdamOptions(options.learning_rate));
   } else {
     throw std::invalid_argument("Unknown optimizer '" + options.optimizer + "'; use sgd or adam.");
   }

@@ -67,9 +67,7 @@ std::string joined(const std::vector<std::string>& args) {
   return text;
 }
 
-int lines_in(const std::string& text) {
-  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
-}
+int lines_in(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
 
 /// One bad command line and the flag its error must name.
 struct BadFlag {
@@ -104,8 +102,8 @@ std::vector<BadFlag> bad_flags() {
   add("--json", {"/nonexistent/dir/report.json", "/tmp", ""});
   add("--events", {"/nonexistent/dir/events.json", "/tmp", ""});
   // Switches take no value; given an explicit one, it must read as a boolean.
-  for (const std::string flag : {"--no-persistent-workers", "--no-pin-memory", "--trace-resets",
-                                 "--profiler", "--no-progress"}) {
+  for (const std::string flag :
+       {"--no-persistent-workers", "--no-pin-memory", "--trace-resets", "--profiler", "--no-progress"}) {
     cases.push_back({{"run", flag + "=maybe"}, flag});
   }
   cases.push_back({{"run", "--no-such-flag"}, "--no-such-flag"});
@@ -130,8 +128,7 @@ TEST(CliInput, EveryBadFlagExitsTwoWithOneLineNamingTheFlag) {
 TEST(CliInput, UnusableValuesSayWhatTheFlagAccepts) {
   EXPECT_THAT(run_cli({"run", "--lr", "nan"}).err,
               HasSubstr("--lr: 'nan' is not a valid value (--lr accepts a positive finite number)"));
-  EXPECT_THAT(run_cli({"run", "--seed", "-1"}).err,
-              HasSubstr("(--seed accepts an integer from 0 to 2^64 - 1)"));
+  EXPECT_THAT(run_cli({"run", "--seed", "-1"}).err, HasSubstr("(--seed accepts an integer from 0 to 2^64 - 1)"));
   EXPECT_THAT(run_cli({"run", "--json", "/nonexistent/dir/report.json"}).err,
               HasSubstr("the directory of '/nonexistent/dir/report.json' does not exist"));
   const Outcome lr_inf = run_cli({"run", "--lr", "inf"});
@@ -150,8 +147,8 @@ std::vector<IntegerRange> integer_ranges_in_help(const std::string& subcommand) 
   EXPECT_EQ(help.status, 0) << help.err;
   std::vector<IntegerRange> ranges;
   const std::regex range(R"((--[a-z-]+) INT (in \[(-?[0-9]+), (-?[0-9]+)\]|\((-?[0-9]+) or more\)))");
-  for (auto match = std::sregex_iterator(help.out.begin(), help.out.end(), range);
-       match != std::sregex_iterator(); ++match) {
+  for (auto match = std::sregex_iterator(help.out.begin(), help.out.end(), range); match != std::sregex_iterator();
+       ++match) {
     IntegerRange found;
     found.flag = (*match)[1].str();
     if ((*match)[3].matched) {
@@ -175,8 +172,7 @@ TEST(CliInput, EveryIntegerRangeInTheHelpIsTheOneTheCheckAppliesAndTheErrorNames
     for (const IntegerRange& range : integer_ranges_in_help(subcommand)) {
       const std::string context = subcommand + " " + range.flag;
       const std::string words =
-          range.high ? "an integer from " + std::to_string(range.low) + " to " +
-                           std::to_string(*range.high)
+          range.high ? "an integer from " + std::to_string(range.low) + " to " + std::to_string(*range.high)
                      : "an integer of " + std::to_string(range.low) + " or more";
       const Outcome below = run_cli({subcommand, range.flag, std::to_string(range.low - 1)});
       EXPECT_EQ(below.status, 2) << context << ": " << below.err;
@@ -184,8 +180,7 @@ TEST(CliInput, EveryIntegerRangeInTheHelpIsTheOneTheCheckAppliesAndTheErrorNames
       const Outcome at_low = run_cli({subcommand, range.flag, std::to_string(range.low), "--help"});
       EXPECT_EQ(at_low.status, 0) << context << ": " << at_low.err;
       if (range.high) {
-        const Outcome at_high =
-            run_cli({subcommand, range.flag, std::to_string(*range.high), "--help"});
+        const Outcome at_high = run_cli({subcommand, range.flag, std::to_string(*range.high), "--help"});
         EXPECT_EQ(at_high.status, 0) << context << ": " << at_high.err;
         const Outcome above = run_cli({subcommand, range.flag, std::to_string(*range.high + 1)});
         EXPECT_EQ(above.status, 2) << context << ": " << above.err;
@@ -202,8 +197,7 @@ TEST(CliInput, EveryIntegerRangeInTheHelpIsTheOneTheCheckAppliesAndTheErrorNames
 /// The demo runs at least two epochs (the bug shows from the second) and at least one batch of
 /// each kind; its errors used to quote run's ranges instead.
 TEST(CliInput, TheDemosErrorsQuoteTheDemosOwnRanges) {
-  EXPECT_THAT(run_cli({"demo", "--epochs", "1"}).err,
-              HasSubstr("(--epochs accepts an integer from 2 to 1000)"));
+  EXPECT_THAT(run_cli({"demo", "--epochs", "1"}).err, HasSubstr("(--epochs accepts an integer from 2 to 1000)"));
   EXPECT_THAT(run_cli({"demo", "--limit-val-batches", "0"}).err,
               HasSubstr("(--limit-val-batches accepts an integer of 1 or more)"));
   EXPECT_THAT(run_cli({"watch", "--json", "-"}).err,
@@ -240,8 +234,7 @@ class DataSetFixture {
 
   void overwrite(const std::string& name, const std::vector<std::uint8_t>& bytes) {
     std::ofstream out(file(name), std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()),
-              static_cast<std::streamsize>(bytes.size()));
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   }
 
   std::vector<std::uint8_t> bytes_of(const std::string& name) const {
@@ -278,14 +271,11 @@ std::vector<BadDataSet> bad_data_sets() {
          set.overwrite("t10k-images-idx3-ubyte.gz", bytes);
        },
        "t10k-images-idx3-ubyte.gz", "its gzip stream ends early", true},
-      {"truncated payload",
-       [](DataSetFixture& set) { set.write_split("t10k", 20, -1, /*pixels_missing=*/300); },
+      {"truncated payload", [](DataSetFixture& set) { set.write_split("t10k", 20, -1, /*pixels_missing=*/300); },
        "t10k-images-idx3-ubyte.gz", "header promises 15680 bytes of data", true},
-      {"image and label count mismatch",
-       [](DataSetFixture& set) { set.write_split("t10k", 20, /*label_count=*/19); },
+      {"image and label count mismatch", [](DataSetFixture& set) { set.write_split("t10k", 20, /*label_count=*/19); },
        "t10k-labels-idx1-ubyte.gz", "holds 20 images but", false},
-      {"empty file",
-       [](DataSetFixture& set) { set.overwrite("train-labels-idx1-ubyte.gz", {}); },
+      {"empty file", [](DataSetFixture& set) { set.overwrite("train-labels-idx1-ubyte.gz", {}); },
        "train-labels-idx1-ubyte.gz", "is empty", false},
   };
 }
@@ -296,14 +286,28 @@ struct WorkerSetting {
 };
 
 std::vector<std::string> small_run(const std::string& data_dir, const WorkerSetting& setting) {
-  return {"run", "--data", data_dir, "--workers", setting.workers, "--start-method",
-          setting.start_method, "--epochs", "1", "--limit-train-batches", "2",
-          "--limit-val-batches", "1", "--batch-size", "8", "--device", "cpu", "--no-progress"};
+  return {"run",
+          "--data",
+          data_dir,
+          "--workers",
+          setting.workers,
+          "--start-method",
+          setting.start_method,
+          "--epochs",
+          "1",
+          "--limit-train-batches",
+          "2",
+          "--limit-val-batches",
+          "1",
+          "--batch-size",
+          "8",
+          "--device",
+          "cpu",
+          "--no-progress"};
 }
 
 TEST(CliInput, EveryBadDataSetExitsOneNamingTheFileWithAndWithoutWorkers) {
-  const std::vector<WorkerSetting> settings = {{"0", "fork"}, {"2", "fork"}, {"1", "spawn"},
-                                               {"2", "thread"}};
+  const std::vector<WorkerSetting> settings = {{"0", "fork"}, {"2", "fork"}, {"1", "spawn"}, {"2", "thread"}};
   const ProcessCensus baseline = ProcessCensus::take();
   for (const BadDataSet& bad : bad_data_sets()) {
     std::string single_process_error;
@@ -311,8 +315,8 @@ TEST(CliInput, EveryBadDataSetExitsOneNamingTheFileWithAndWithoutWorkers) {
       DataSetFixture set;
       bad.corrupt(set);
       const Outcome outcome = run_cli(small_run(set.dir(), setting));
-      const std::string context = bad.name + ", " + setting.workers + " " + setting.start_method +
-                                  " workers -> " + outcome.err;
+      const std::string context =
+          bad.name + ", " + setting.workers + " " + setting.start_method + " workers -> " + outcome.err;
       EXPECT_EQ(outcome.status, 1) << context;
       EXPECT_EQ(lines_in(outcome.err), 1) << context;
       EXPECT_THAT(outcome.err, HasSubstr(set.file(bad.file))) << context;

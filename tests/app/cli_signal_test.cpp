@@ -64,43 +64,36 @@ TEST_P(StopSignal, StopsTheWorkersAndExitsWithTheSignalsStatus) {
   const auto signalled = Clock::now();
   ASSERT_EQ(::kill(command.pid(), param.signal_number), 0);
   const std::optional<int> status = command.wait_for_exit(kExitDeadlineS);
-  ASSERT_TRUE(status.has_value()) << "dlreset run did not exit within " << kExitDeadlineS
-                                  << " s of the signal";
+  ASSERT_TRUE(status.has_value()) << "dlreset run did not exit within " << kExitDeadlineS << " s of the signal";
   const double exit_s = seconds_since(signalled);
   // After SIGINT or SIGTERM dlreset reaps its workers itself: they must be gone. After
   // SIGKILL they die by PR_SET_PDEATHSIG and init reaps their zombies when it gets to it
   // (here it takes a second or more), so they must have stopped running.
   const bool reaped_by_dlreset = param.signal_number != SIGKILL;
   const double budget_s = std::max(0.0, kWorkersGoneS - exit_s);
-  const std::vector<std::int64_t> left = reaped_by_dlreset
-                                             ? testing::wait_until_gone(workers, budget_s)
-                                             : testing::wait_until_dead(workers, budget_s);
-  EXPECT_TRUE(left.empty()) << left.size() << " workers outlived dlreset run by "
-                            << kWorkersGoneS << " s";
-  std::printf("signal %d, %s workers: exited %.3f s after the signal, workers %s %.3f s after\n",
-              param.signal_number, param.start_method, exit_s,
-              reaped_by_dlreset ? "reaped" : "dead", seconds_since(signalled));
+  const std::vector<std::int64_t> left =
+      reaped_by_dlreset ? testing::wait_until_gone(workers, budget_s) : testing::wait_until_dead(workers, budget_s);
+  EXPECT_TRUE(left.empty()) << left.size() << " workers outlived dlreset run by " << kWorkersGoneS << " s";
+  std::printf("signal %d, %s workers: exited %.3f s after the signal, workers %s %.3f s after\n", param.signal_number,
+              param.start_method, exit_s, reaped_by_dlreset ? "reaped" : "dead", seconds_since(signalled));
 
   if (param.signal_number == SIGKILL) {
     EXPECT_TRUE(WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL);
     return;
   }
-  ASSERT_TRUE(WIFEXITED(*status)) << "killed by signal " << WTERMSIG(*status)
-                                  << " instead of handling it";
+  ASSERT_TRUE(WIFEXITED(*status)) << "killed by signal " << WTERMSIG(*status) << " instead of handling it";
   EXPECT_EQ(WEXITSTATUS(*status), 128 + param.signal_number);
   const std::string err = command.err();
-  EXPECT_THAT(err, HasSubstr("dlreset: interrupted by signal " +
-                             std::to_string(param.signal_number)));
+  EXPECT_THAT(err, HasSubstr("dlreset: interrupted by signal " + std::to_string(param.signal_number)));
   EXPECT_THAT(err, HasSubstr("the DataLoader workers were shut down"));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Cli, StopSignal,
-    ::testing::Values(SignalCase{SIGINT, "thread"}, SignalCase{SIGINT, "fork"},
-                      SignalCase{SIGINT, "spawn"}, SignalCase{SIGTERM, "thread"},
-                      SignalCase{SIGTERM, "fork"}, SignalCase{SIGTERM, "spawn"},
-                      SignalCase{SIGKILL, "fork"}, SignalCase{SIGKILL, "spawn"}),
-    case_name);
+INSTANTIATE_TEST_SUITE_P(Cli, StopSignal,
+                         ::testing::Values(SignalCase{SIGINT, "thread"}, SignalCase{SIGINT, "fork"},
+                                           SignalCase{SIGINT, "spawn"}, SignalCase{SIGTERM, "thread"},
+                                           SignalCase{SIGTERM, "fork"}, SignalCase{SIGTERM, "spawn"},
+                                           SignalCase{SIGKILL, "fork"}, SignalCase{SIGKILL, "spawn"}),
+                         case_name);
 
 }  // namespace
 }  // namespace dlreset::app

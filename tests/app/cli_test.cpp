@@ -1,10 +1,10 @@
 // The `dlreset` command as a user meets it: run as a separate process.
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <algorithm>
 #include <cstddef>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -28,12 +28,17 @@ const char* kSmallRun = "run --epochs 2 --workers 1 --limit-train-batches 3 --li
 
 TEST(Cli, BadValuesExitTwoWithOneLineNamingTheFlag) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"run --workers -1", "--workers"},       {"run --workers many", "--workers"},
-      {"run --variant newest", "--variant"},   {"run --start-method clone", "--start-method"},
-      {"run --epochs 0", "--epochs"},          {"run --batch-size 0", "--batch-size"},
+      {"run --workers -1", "--workers"},
+      {"run --workers many", "--workers"},
+      {"run --variant newest", "--variant"},
+      {"run --start-method clone", "--start-method"},
+      {"run --epochs 0", "--epochs"},
+      {"run --batch-size 0", "--batch-size"},
       {"run --limit-train-batches -3", "--limit-train-batches"},
-      {"run --device tpu", "--device"},        {"run --workers", "--workers"},
-      {"run --no-such-flag", "--no-such-flag"}, {"run --seed-mode random", "--seed-mode"},
+      {"run --device tpu", "--device"},
+      {"run --workers", "--workers"},
+      {"run --no-such-flag", "--no-such-flag"},
+      {"run --seed-mode random", "--seed-mode"},
       {"run --json - --events -", "--events -"}};
   for (const auto& [args, flag] : cases) {
     const Result result = run_dlreset(args);
@@ -50,9 +55,8 @@ TEST(Cli, HelpListsTheRunFlags) {
   const Result result = run_dlreset("run --help");
   EXPECT_EQ(result.status, 0);
   for (const char* flag : {"--variant", "--workers", "--epochs", "--batch-size", "--no-persistent-workers",
-                           "--start-method", "--limit-train-batches", "--limit-val-batches",
-                           "--num-sanity-val-steps", "--data", "--device", "--seed", "--trace-resets",
-                           "--profiler", "--json", "--no-progress"}) {
+                           "--start-method", "--limit-train-batches", "--limit-val-batches", "--num-sanity-val-steps",
+                           "--data", "--device", "--seed", "--trace-resets", "--profiler", "--json", "--no-progress"}) {
     EXPECT_THAT(result.out, HasSubstr(flag));
   }
 }
@@ -109,7 +113,8 @@ std::vector<std::string> completions(const std::vector<std::string>& command_lin
   EXPECT_EQ(run_dlreset("--bash-completion > " + script).status, 0);
   std::string commands = "source " + script + ";";
   for (const std::string& words : command_lines) {
-    commands += " COMP_WORDS=(" + words + "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=();"
+    commands += " COMP_WORDS=(" + words +
+                "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=();"
                 " _dlreset; echo \"${COMPREPLY[*]}\";";
   }
   std::istringstream out(testing::run_shell("bash -c '" + commands + "'").out);
@@ -119,14 +124,13 @@ std::vector<std::string> completions(const std::vector<std::string>& command_lin
 }
 
 TEST(Cli, BashCompletionOffersSubcommandsFlagsAndValues) {
-  EXPECT_THAT(completions({"dlreset \"\"", "dlreset run --vari", "dlreset run --variant \"\"",
-                           "dlreset demo --co", "dlreset demo --color a", "dlreset run --workers \"\"",
-                           "dlreset --man", "dlreset watch --mo", "dlreset watch --mode \"\""}),
+  EXPECT_THAT(completions({"dlreset \"\"", "dlreset run --vari", "dlreset run --variant \"\"", "dlreset demo --co",
+                           "dlreset demo --color a", "dlreset run --workers \"\"", "dlreset --man",
+                           "dlreset watch --mo", "dlreset watch --mode \"\""}),
               ::testing::ElementsAre("run demo watch -h --help --version", "--variant",
                                      "buggy fixed workaround vanilla", "--color", "auto always",
-                                     "" /* a number: nothing to offer */,
-                                     "" /* the hidden flags stay hidden */, "--mode",
-                                     "auto connector poll"));
+                                     "" /* a number: nothing to offer */, "" /* the hidden flags stay hidden */,
+                                     "--mode", "auto connector poll"));
   const std::string script = run_dlreset("--bash-completion").out;
   for (const char* command : {"run", "demo", "watch"}) {
     for (const std::string& flag : flags_in_help(command)) {
@@ -209,7 +213,8 @@ TEST(Cli, SeedModeTorchShowsTheBuggyOrderDriftingFromTheFixedOne) {
   for (const std::string mode : {"stable", "torch"}) {
     for (const std::string variant : {"buggy", "fixed"}) {
       const Result result = run_dlreset("run --epochs 3 --workers 1 --limit-train-batches 3 --limit-val-batches 2 "
-                                        "--no-progress --variant " + variant + " --seed-mode " + mode + " --json -");
+                                        "--no-progress --variant " +
+                                        variant + " --seed-mode " + mode + " --json -");
       ASSERT_EQ(result.status, 0) << result.err;
       const nlohmann::json report = nlohmann::json::parse(result.out);
       EXPECT_EQ(report["seed_mode"], mode);

@@ -15,23 +15,23 @@ using ::testing::Not;
 
 /// Small limits: the demo's steps, not its timings, are under test.
 std::string demo(const std::string& args) {
-  return testing::dlreset_binary() +
-         " demo --epochs 2 --limit-train-batches 3 --limit-val-batches 2 --workers 1 " + args;
+  return testing::dlreset_binary() + " demo --epochs 2 --limit-train-batches 3 --limit-val-batches 2 --workers 1 " +
+         args;
 }
 
 TEST(Demo, RunsAllSixStepsEndToEnd) {
   const testing::CommandResult result = testing::run_shell(demo("--color never"));
   ASSERT_EQ(result.status, 0) << result.err;
-  for (const char* heading :
-       {"Step 1/6: The symptom", "Step 2/6: The profiler", "Step 3/6: The anomaly", "Step 4/6: The hook",
-        "Step 5/6: The root cause", "Step 6/6: The fix"}) {
+  for (const char* heading : {"Step 1/6: The symptom", "Step 2/6: The profiler", "Step 3/6: The anomaly",
+                              "Step 4/6: The hook", "Step 5/6: The root cause", "Step 6/6: The fix"}) {
     EXPECT_THAT(result.out, HasSubstr(heading));
   }
   EXPECT_THAT(result.out, HasSubstr("Look for:"));
   // Step 4's traceback, innermost last, each frame with the file it mirrors.
   EXPECT_THAT(result.out, HasSubstr("Traceback (most recent call last)"));
   EXPECT_THAT(result.out, HasSubstr("File \"repro/fetching.cpp\", line "));
-  EXPECT_THAT(result.out, HasSubstr("in repro::DataFetcher::reset  (mirrors pytorch_lightning/utilities/fetching.py @ 1.5.0)"));
+  EXPECT_THAT(result.out,
+              HasSubstr("in repro::DataFetcher::reset  (mirrors pytorch_lightning/utilities/fetching.py @ 1.5.0)"));
   EXPECT_THAT(result.out, HasSubstr("in loops::TrainingEpochLoop::on_run_start"));
   // Step 5's diff moves the shutdown from reset() to teardown().
   EXPECT_THAT(result.out, HasSubstr("+void DataFetcher::teardown() {"));
@@ -74,8 +74,7 @@ TEST(Demo, ColorAlwaysColoursAndAutoDoesNotOnAPipe) {
 }
 
 TEST(Demo, InteractiveWaitsForEnterAndStopsOnQ) {
-  const testing::CommandResult result =
-      testing::run_shell("printf '\\nq\\n' | " + demo("--interactive --color never"));
+  const testing::CommandResult result = testing::run_shell("printf '\\nq\\n' | " + demo("--interactive --color never"));
   ASSERT_EQ(result.status, 0) << result.err;
   EXPECT_THAT(result.out, HasSubstr("Press Enter for step 2"));
   EXPECT_THAT(result.out, HasSubstr("Step 2/6"));

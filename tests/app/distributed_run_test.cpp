@@ -12,8 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <fstream>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -81,7 +81,8 @@ TEST_P(TwoRanks, EachRankSpawnsWhatOneProcessWouldAndTheWeightsStayEqual) {
                          " --events " + events_path + (buggy ? " --trace-resets" : ""));
   ASSERT_EQ(result.status, 0) << result.err;
   EXPECT_EQ(occurrences(result.out, "whole fit"), 1u) << "the summary comes from rank 0 alone:\n" << result.out;
-  EXPECT_THAT(result.out, HasSubstr("2 ranks × " + std::to_string(job.workers) + (job.workers == 1 ? " worker " : " workers ")));
+  EXPECT_THAT(result.out,
+              HasSubstr("2 ranks × " + std::to_string(job.workers) + (job.workers == 1 ? " worker " : " workers ")));
 
   const nlohmann::json report = nlohmann::json::parse(read_file(json_path));
   ASSERT_EQ(report["world_size"], kRanks);
@@ -174,10 +175,27 @@ std::vector<std::int64_t> descendants(std::int64_t root) {
 class RunningJob {
  public:
   RunningJob()
-      : command_({testing::dlreset_binary(), "run", "--ranks", "2", "--master-port", "0", "--workers", "1",
-                  "--start-method", "fork", "--epochs", "1000", "--limit-train-batches", "50",
-                  "--limit-val-batches", "5", "--dist-timeout", std::to_string(static_cast<int>(kDistTimeoutS)),
-                  "--device", "cpu", "--no-progress"}) {}
+      : command_({testing::dlreset_binary(),
+                  "run",
+                  "--ranks",
+                  "2",
+                  "--master-port",
+                  "0",
+                  "--workers",
+                  "1",
+                  "--start-method",
+                  "fork",
+                  "--epochs",
+                  "1000",
+                  "--limit-train-batches",
+                  "50",
+                  "--limit-val-batches",
+                  "5",
+                  "--dist-timeout",
+                  std::to_string(static_cast<int>(kDistTimeoutS)),
+                  "--device",
+                  "cpu",
+                  "--no-progress"}) {}
 
   /// Waits until both ranks train: rank 0 has printed its first line, and rank 1 and every
   /// rank's train and val worker are running. Returns rank 1's pid, or -1.
@@ -220,15 +238,14 @@ TEST(RankFaults, KilledRankEndsTheJobNamingIt) {
   const int status = kill_and_wait(job, rank_one, processes);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 1);
-  EXPECT_THAT(job.command().err(),
-              HasSubstr("rank 1 (pid " + std::to_string(rank_one) + ") was killed by signal 9"));
+  EXPECT_THAT(job.command().err(), HasSubstr("rank 1 (pid " + std::to_string(rank_one) + ") was killed by signal 9"));
 }
 
 TEST(RankFaults, ARankKilledBeforeItJoinsEndsTheJobWithoutWaitingOutTheTimeout) {
   // A timeout no test would wait for: rank 0 must see the death, not run out of time.
   constexpr double kLongTimeoutS = 600.0;
-  testing::RunningCommand job({testing::dlreset_binary(), "run", "--ranks", "2", "--master-port", "0", "--workers",
-                               "0", "--epochs", "1", "--dist-timeout", std::to_string(static_cast<int>(kLongTimeoutS)),
+  testing::RunningCommand job({testing::dlreset_binary(), "run", "--ranks", "2", "--master-port", "0", "--workers", "0",
+                               "--epochs", "1", "--dist-timeout", std::to_string(static_cast<int>(kLongTimeoutS)),
                                "--device", "cpu", "--no-progress"});
   ASSERT_GT(job.pid(), 0);
   // Rank 1's environment shows once it has exec'd; LibTorch still has to load before it can
@@ -303,8 +320,8 @@ TEST(RankUsage, BadRanksAndMismatchedEnvironmentExitTwoWithOneLine) {
   const testing::CommandResult zero = testing::run_shell(binary + " run --ranks 0");
   EXPECT_EQ(zero.status, 2);
   EXPECT_THAT(zero.err, HasSubstr("--ranks"));
-  const testing::CommandResult mismatch = testing::run_shell(
-      "RANK=0 WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=29999 " + binary + " run --ranks 2");
+  const testing::CommandResult mismatch =
+      testing::run_shell("RANK=0 WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=29999 " + binary + " run --ranks 2");
   EXPECT_EQ(mismatch.status, 2);
   EXPECT_THAT(mismatch.err, HasSubstr("--ranks 2 disagrees with WORLD_SIZE=3"));
   const testing::CommandResult partial = testing::run_shell("RANK=1 " + binary + " run");

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "harness/data/core/errors.h"
-#include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/data/core/worker/worker_info.h"
+#include "harness/data/multi_processing_dataloader_iter.h"
 #include "tests/support/fault_dataset.h"
 #include "tests/support/fixtures.h"
 
@@ -64,13 +64,12 @@ TEST_P(EveryEpoch, SeesEverySampleExactlyOnce) {
 
 INSTANTIATE_TEST_SUITE_P(
     Loaders, EveryEpoch,
-    ::testing::Values(LoaderCase{0, StartMethod::fork, false},
-                      LoaderCase{1, StartMethod::thread, false}, LoaderCase{2, StartMethod::thread, true},
-                      LoaderCase{3, StartMethod::thread, false}, LoaderCase{3, StartMethod::thread, true},
-                      LoaderCase{1, StartMethod::fork, true}, LoaderCase{2, StartMethod::fork, false},
-                      LoaderCase{3, StartMethod::fork, false}, LoaderCase{3, StartMethod::fork, true},
-                      LoaderCase{1, StartMethod::spawn, false}, LoaderCase{2, StartMethod::spawn, true},
-                      LoaderCase{3, StartMethod::spawn, true}),
+    ::testing::Values(LoaderCase{0, StartMethod::fork, false}, LoaderCase{1, StartMethod::thread, false},
+                      LoaderCase{2, StartMethod::thread, true}, LoaderCase{3, StartMethod::thread, false},
+                      LoaderCase{3, StartMethod::thread, true}, LoaderCase{1, StartMethod::fork, true},
+                      LoaderCase{2, StartMethod::fork, false}, LoaderCase{3, StartMethod::fork, false},
+                      LoaderCase{3, StartMethod::fork, true}, LoaderCase{1, StartMethod::spawn, false},
+                      LoaderCase{2, StartMethod::spawn, true}, LoaderCase{3, StartMethod::spawn, true}),
     case_name);
 
 /// Batches go to the workers in turn (batch b to worker b % 3), so making every sample of
@@ -104,8 +103,7 @@ TEST_P(InOrderDelivery, BatchesComeInSendOrderThoughWorkersFinishOutOfOrder) {
 }
 
 INSTANTIATE_TEST_SUITE_P(StartMethods, InOrderDelivery,
-                         ::testing::Values(StartMethod::thread, StartMethod::fork,
-                                           StartMethod::spawn),
+                         ::testing::Values(StartMethod::thread, StartMethod::fork, StartMethod::spawn),
                          testing::start_method_name);
 
 TEST(DataLoader, SameSeedGivesSameOrderWithAnyNumberOfWorkers) {

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/data/data_loader.h"
 #include "harness/data/core/errors.h"
 #include "harness/data/core/worker/worker_info.h"
+#include "harness/data/data_loader.h"
 #include "tests/support/fixtures.h"
 
 namespace dlreset::data {
@@ -44,17 +44,14 @@ class SquaresDataset : public Dataset {
     features[2] = worker != nullptr ? static_cast<float>(worker->id + 1) : 0.0f;
     return index % 3;
   }
-  std::unique_ptr<Dataset> clone() const override {
-    return std::make_unique<SquaresDataset>(size_, offset_);
-  }
+  std::unique_ptr<Dataset> clone() const override { return std::make_unique<SquaresDataset>(size_, offset_); }
   std::string spec() const override {
     return nlohmann::json{{"kind", "test_squares"}, {"size", size_}, {"offset", offset_}}.dump();
   }
 
   static std::unique_ptr<SquaresDataset> from_spec(const std::string& text) {
     const nlohmann::json spec = nlohmann::json::parse(text);
-    return std::make_unique<SquaresDataset>(spec.at("size").get<std::int64_t>(),
-                                            spec.at("offset").get<float>());
+    return std::make_unique<SquaresDataset>(spec.at("size").get<std::int64_t>(), spec.at("offset").get<float>());
   }
 
  private:
@@ -68,8 +65,7 @@ DLRESET_REGISTER_DATASET("test_squares", SquaresDataset)
 /// A kind is known when its dataset's code is linked in, as this program's idx and synthetic
 /// datasets and its own are.
 TEST(DatasetRegistry, KnowsTheKindsOfTheDatasetsLinkedIntoTheProgram) {
-  EXPECT_THAT(DatasetRegistry::global().kinds(),
-              ::testing::IsSupersetOf({"idx", "synthetic", "test_squares"}));
+  EXPECT_THAT(DatasetRegistry::global().kinds(), ::testing::IsSupersetOf({"idx", "synthetic", "test_squares"}));
 }
 
 class UserDataset : public ::testing::TestWithParam<StartMethod> {};
@@ -109,8 +105,7 @@ TEST_P(UserDataset, RunsInEveryWorkerWithTheSamplesItsSpecDescribes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(StartMethods, UserDataset,
-                         ::testing::Values(StartMethod::thread, StartMethod::fork,
-                                           StartMethod::spawn),
+                         ::testing::Values(StartMethod::thread, StartMethod::fork, StartMethod::spawn),
                          testing::start_method_name);
 
 TEST(DatasetRegistry, AnUnknownKindNamesTheKnownOnesAndHowToRegister) {

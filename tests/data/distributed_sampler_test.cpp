@@ -10,10 +10,10 @@
 #include <optional>
 #include <vector>
 
+#include "harness/data/core/datasets/synthetic_dataset.h"
+#include "harness/data/core/errors.h"
 #include "harness/data/data_loader.h"
 #include "harness/data/distributed_sampler.h"
-#include "harness/data/core/errors.h"
-#include "harness/data/core/datasets/synthetic_dataset.h"
 #include "tests/support/fixtures.h"
 
 namespace dlreset::data {
@@ -102,9 +102,8 @@ TEST(DistributedSampler, RefusesARankOutsideTheJobWithTorchsWords) {
   DistributedSamplerOptions options;
   options.num_replicas = 2;
   options.rank = 2;
-  EXPECT_THAT([&] { DistributedSampler(10, options); },
-              ::testing::ThrowsMessage<DataLoaderError>(
-                  HasSubstr("Invalid rank 2, rank should be in the interval [0, 1]")));
+  EXPECT_THAT([&] { DistributedSampler(10, options); }, ::testing::ThrowsMessage<DataLoaderError>(HasSubstr(
+                                                            "Invalid rank 2, rank should be in the interval [0, 1]")));
   options.rank = 0;
   options.num_replicas = 0;
   EXPECT_THAT([&] { DistributedSampler(10, options); },
@@ -187,8 +186,8 @@ TEST_P(DistributedLoader, SetEpochAfterIterComesTooLateForThatEpoch) {
   EXPECT_EQ(seen, epoch0.epoch_order());
 }
 
-INSTANTIATE_TEST_SUITE_P(StartMethods, DistributedLoader,
-                         ::testing::Values(StartMethod::thread, StartMethod::fork), start_method_name);
+INSTANTIATE_TEST_SUITE_P(StartMethods, DistributedLoader, ::testing::Values(StartMethod::thread, StartMethod::fork),
+                         start_method_name);
 
 }  // namespace
 }  // namespace dlreset::data

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/data/core/errors.h"
 #include "harness/data/core/datasets/idx_dataset.h"
+#include "harness/data/core/errors.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/process_census.h"
 
@@ -107,8 +107,7 @@ TEST(IdxReader, TrailingDataIsAnError) {
 }
 
 /// `payload` as one gzip member; `file_name`, when given, goes into the member's header.
-std::vector<std::uint8_t> gzip_member(const std::vector<std::uint8_t>& payload,
-                                      const std::string& file_name = "") {
+std::vector<std::uint8_t> gzip_member(const std::vector<std::uint8_t>& payload, const std::string& file_name = "") {
   z_stream stream{};
   deflateInit2(&stream, Z_BEST_SPEED, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
   gz_header header{};
@@ -128,8 +127,7 @@ std::vector<std::uint8_t> gzip_member(const std::vector<std::uint8_t>& payload,
   return out;
 }
 
-std::vector<std::uint8_t> idx_bytes(const std::vector<std::int64_t>& dims,
-                                    const std::vector<std::uint8_t>& payload) {
+std::vector<std::uint8_t> idx_bytes(const std::vector<std::int64_t>& dims, const std::vector<std::uint8_t>& payload) {
   std::vector<std::uint8_t> bytes = {0, 0, 0x08, static_cast<std::uint8_t>(dims.size())};
   for (const std::int64_t dim : dims) {
     for (int shift = 24; shift >= 0; shift -= 8) {
@@ -173,8 +171,7 @@ TEST(IdxReader, ReadsConcatenatedGzipMembersAndIgnoresWhatFollowsTheLast) {
   bytes.insert(bytes.end(), second.begin(), second.end());
   bytes.insert(bytes.end(), {0, 0, 0, 0});  // padding, as gzip(1) and gzread() ignore it
   write_bytes(dir.file("two.idx.gz"), bytes);
-  EXPECT_EQ(read_idx_payload(dir.file("two.idx.gz"), nullptr),
-            (std::vector<std::uint8_t>{1, 2, 3, 4}));
+  EXPECT_EQ(read_idx_payload(dir.file("two.idx.gz"), nullptr), (std::vector<std::uint8_t>{1, 2, 3, 4}));
 }
 
 TEST(IdxReader, HeaderBehindALongGzipFileNameIsStillRead) {
@@ -182,8 +179,7 @@ TEST(IdxReader, HeaderBehindALongGzipFileNameIsStillRead) {
   // good file look truncated.
   TempDir dir;
   std::vector<std::uint8_t> payload(100, 3);
-  write_bytes(dir.file("named.idx.gz"),
-              gzip_member(idx_bytes({100}, payload), std::string(100000, 'n')));
+  write_bytes(dir.file("named.idx.gz"), gzip_member(idx_bytes({100}, payload), std::string(100000, 'n')));
   EXPECT_EQ(read_idx_header(dir.file("named.idx.gz")).dims, (std::vector<std::int64_t>{100}));
   EXPECT_EQ(read_idx_payload(dir.file("named.idx.gz"), nullptr), payload);
 }
@@ -205,8 +201,7 @@ TEST(IdxReader, DirectoryInsteadOfAFileNamesIt) {
 }
 
 TEST(IdxReader, EverySeedOfTheFuzzCorpusParsesOrFailsWithADatasetError) {
-  const std::filesystem::path corpus =
-      std::filesystem::path(DLRESET_SOURCE_DIR) / "tests/fuzz/corpus/idx_reader";
+  const std::filesystem::path corpus = std::filesystem::path(DLRESET_SOURCE_DIR) / "tests/fuzz/corpus/idx_reader";
   int parsed = 0;
   int rejected = 0;
   for (const auto& entry : std::filesystem::directory_iterator(corpus)) {

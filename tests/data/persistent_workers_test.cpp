@@ -9,9 +9,9 @@
 #include <optional>
 #include <vector>
 
+#include "harness/data/core/worker/status_check.h"
 #include "harness/data/data_loader.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
-#include "harness/data/core/worker/status_check.h"
 #include "harness/trace/event_log.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/process_census.h"

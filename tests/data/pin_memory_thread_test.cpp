@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "harness/data/collate.h"
-#include "harness/data/data_loader.h"
 #include "harness/data/core/errors.h"
+#include "harness/data/data_loader.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/trace/event_log.h"
 #include "tests/support/fixtures.h"

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "harness/data/core/samplers/batch_sampler.h"
-#include "harness/data/random_sampler.h"
 #include "harness/data/core/samplers/sequential_sampler.h"
+#include "harness/data/random_sampler.h"
 
 namespace dlreset::data {
 namespace {

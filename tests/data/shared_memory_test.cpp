@@ -17,10 +17,10 @@
 #include <utility>
 #include <vector>
 
-#include "harness/data/data_loader.h"
-#include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/data/core/datasets/synthetic_dataset.h"
 #include "harness/data/core/worker/transport/shared_slots.h"
+#include "harness/data/data_loader.h"
+#include "harness/data/multi_processing_dataloader_iter.h"
 #include "tests/support/fixtures.h"
 
 namespace dlreset::data {
@@ -218,11 +218,11 @@ TEST_P(SharedMemoryBatches, ASampleOfMoreDimsThanADescriptorHoldsIsAnnouncedOver
   EXPECT_EQ(batches, 5);
   EXPECT_EQ(workers_of(*it).stats().transport.batches_in_slots, 5);
   EXPECT_EQ(workers_of(*it).stats().transport.batches_without_a_slot, 0);
-  EXPECT_EQ(workers_of(*it).stats().transport.ring_descriptors, 5) << "the tasks only: no batch came on the answer ring";
+  EXPECT_EQ(workers_of(*it).stats().transport.ring_descriptors, 5)
+      << "the tasks only: no batch came on the answer ring";
 }
 
-INSTANTIATE_TEST_SUITE_P(ProcessBackends, SharedMemoryBatches,
-                         ::testing::Values(StartMethod::fork, StartMethod::spawn),
+INSTANTIATE_TEST_SUITE_P(ProcessBackends, SharedMemoryBatches, ::testing::Values(StartMethod::fork, StartMethod::spawn),
                          testing::start_method_name);
 
 /// Counts the samples its fork workers fetched, in memory they share with the test.
@@ -235,9 +235,7 @@ class CountingDataset : public SyntheticDataset {
     fetched_->fetch_add(1);
     return label;
   }
-  std::unique_ptr<Dataset> clone() const override {
-    return std::make_unique<CountingDataset>(options(), fetched_);
-  }
+  std::unique_ptr<Dataset> clone() const override { return std::make_unique<CountingDataset>(options(), fetched_); }
 
  private:
   std::atomic<std::int64_t>* fetched_;
@@ -308,8 +306,8 @@ TEST(SharedMemoryPrefetch, WorkersFinishPrefetchFactorTimesWorkersBatchesWhileTh
   constexpr std::int64_t kBatch = 1024;
   constexpr int kWorkers = 2;
   constexpr int kPrefetch = 2;
-  void* shared = ::mmap(nullptr, sizeof(std::atomic<std::int64_t>), PROT_READ | PROT_WRITE,
-                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  void* shared =
+      ::mmap(nullptr, sizeof(std::atomic<std::int64_t>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(shared, MAP_FAILED);
   auto* fetched = new (shared) std::atomic<std::int64_t>(0);
   {

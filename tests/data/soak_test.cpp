@@ -100,15 +100,15 @@ int slot_mappings() {
 /// spot so that the report says how often something went wrong, not only that it did.
 struct SoakTally {
   int epochs = 0;
-  int short_epochs = 0;          ///< Epochs that did not deliver every sample.
-  int fd_changes = 0;            ///< Epochs that ended with another count of open fds.
-  int thread_changes = 0;        ///< ... of threads.
-  int child_changes = 0;         ///< ... of live child processes.
-  int zombie_epochs = 0;         ///< Epochs that ended with an unreaped child.
-  int pid_changes = 0;           ///< Epochs whose workers were not the previous epoch's.
-  int dev_shm_epochs = 0;        ///< Epochs that ended holding something in /dev/shm.
-  int mapping_changes = 0;       ///< ... with another count of slot mappings.
-  int slot_mappings = 0;         ///< Slot mappings at the baseline.
+  int short_epochs = 0;     ///< Epochs that did not deliver every sample.
+  int fd_changes = 0;       ///< Epochs that ended with another count of open fds.
+  int thread_changes = 0;   ///< ... of threads.
+  int child_changes = 0;    ///< ... of live child processes.
+  int zombie_epochs = 0;    ///< Epochs that ended with an unreaped child.
+  int pid_changes = 0;      ///< Epochs whose workers were not the previous epoch's.
+  int dev_shm_epochs = 0;   ///< Epochs that ended holding something in /dev/shm.
+  int mapping_changes = 0;  ///< ... with another count of slot mappings.
+  int slot_mappings = 0;    ///< Slot mappings at the baseline.
   std::int64_t rss_start_kib = 0;
   std::int64_t rss_end_kib = 0;
   ProcessCensus baseline;
@@ -154,18 +154,15 @@ SoakTally soak(DataLoader& loader, int epochs, BeforeEpoch before_epoch) {
 }
 
 /// One line a soak, for docs/reliability.md.
-void report(const char* what, StartMethod method, const SoakTally& tally,
-            const LoaderCounters& counters) {
+void report(const char* what, StartMethod method, const SoakTally& tally, const LoaderCounters& counters) {
   std::printf("soak %s %s: %d epochs in %.1f s; worker spawns %lld, pid changes %d; fds %d, "
               "threads %d, children %d, slot mappings %d at every epoch end (changes: fds %d, "
               "threads %d, children %d, zombie epochs %d, /dev/shm epochs %d, slot mappings %d); "
               "RSS %lld -> %lld KiB (%+.2f%%)\n",
-              what, to_string(method), tally.epochs, tally.seconds,
-              static_cast<long long>(counters.worker_spawns), tally.pid_changes,
-              tally.baseline.open_fds, tally.baseline.threads, tally.baseline.children,
-              tally.slot_mappings, tally.fd_changes, tally.thread_changes, tally.child_changes,
-              tally.zombie_epochs, tally.dev_shm_epochs, tally.mapping_changes,
-              static_cast<long long>(tally.rss_start_kib),
+              what, to_string(method), tally.epochs, tally.seconds, static_cast<long long>(counters.worker_spawns),
+              tally.pid_changes, tally.baseline.open_fds, tally.baseline.threads, tally.baseline.children,
+              tally.slot_mappings, tally.fd_changes, tally.thread_changes, tally.child_changes, tally.zombie_epochs,
+              tally.dev_shm_epochs, tally.mapping_changes, static_cast<long long>(tally.rss_start_kib),
               static_cast<long long>(tally.rss_end_kib), 100.0 * tally.rss_growth());
 }
 
@@ -188,8 +185,7 @@ TEST_P(Soak, PersistentWorkersLiveThroughTwoHundredEpochsWithoutLeaking) {
   EXPECT_EQ(tally.mapping_changes, 0);
   EXPECT_EQ(tally.slot_mappings, GetParam() == StartMethod::thread ? 0 : 2) << "one per worker";
   if (kRssIsMeaningful) {
-    EXPECT_LE(tally.rss_growth(), kMaxRssGrowth)
-        << tally.rss_start_kib << " KiB -> " << tally.rss_end_kib << " KiB";
+    EXPECT_LE(tally.rss_growth(), kMaxRssGrowth) << tally.rss_start_kib << " KiB -> " << tally.rss_end_kib << " KiB";
   }
 }
 
@@ -197,9 +193,8 @@ TEST_P(Soak, BuggyResetReplacesTheWorkersEveryEpochWithoutLeaking) {
   const int epochs = GetParam() == StartMethod::spawn ? kBuggySpawnEpochs : kSoakEpochs;
   auto loader = synthetic_loader(kSamples, soak_options(GetParam()));
   // What repro/'s DataFetcher::reset does at the start of every epoch (Lightning 1.5.0).
-  const SoakTally tally = soak(*loader, epochs, [&] {
-    loops::CombinedLoader::shutdown_workers_and_reset_iterator(*loader);
-  });
+  const SoakTally tally =
+      soak(*loader, epochs, [&] { loops::CombinedLoader::shutdown_workers_and_reset_iterator(*loader); });
   const LoaderCounters counters = loader->counters();
   report("buggy", GetParam(), tally, counters);
   EXPECT_EQ(tally.short_epochs, 0);
@@ -217,14 +212,11 @@ TEST_P(Soak, BuggyResetReplacesTheWorkersEveryEpochWithoutLeaking) {
   EXPECT_EQ(tally.mapping_changes, 0);
   EXPECT_EQ(tally.slot_mappings, GetParam() == StartMethod::thread ? 0 : 2) << "one per worker";
   if (kRssIsMeaningful) {
-    EXPECT_LE(tally.rss_growth(), kMaxRssGrowth)
-        << tally.rss_start_kib << " KiB -> " << tally.rss_end_kib << " KiB";
+    EXPECT_LE(tally.rss_growth(), kMaxRssGrowth) << tally.rss_start_kib << " KiB -> " << tally.rss_end_kib << " KiB";
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, Soak,
-                         ::testing::Values(StartMethod::thread, StartMethod::fork,
-                                           StartMethod::spawn),
+INSTANTIATE_TEST_SUITE_P(Backends, Soak, ::testing::Values(StartMethod::thread, StartMethod::fork, StartMethod::spawn),
                          testing::start_method_name);
 
 }  // namespace

@@ -18,12 +18,12 @@
 #include <utility>
 #include <vector>
 
-#include "harness/data/data_loader.h"
 #include "harness/data/core/errors.h"
 #include "harness/data/core/interrupt.h"
-#include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/data/core/worker/status_check.h"
 #include "harness/data/core/worker/worker_info.h"
+#include "harness/data/data_loader.h"
+#include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/trace/event_log.h"
 #include "tests/support/fault_dataset.h"
 #include "tests/support/fixtures.h"
@@ -32,9 +32,9 @@
 namespace dlreset::data {
 namespace {
 
+using ::dlreset::testing::fault_loader;
 using ::dlreset::testing::FaultDatasetOptions;
 using ::dlreset::testing::ProcessCensus;
-using ::dlreset::testing::fault_loader;
 using ::dlreset::testing::run_epoch;
 using ::dlreset::testing::synthetic_loader;
 using ::testing::HasSubstr;
@@ -51,9 +51,7 @@ DataLoaderOptions thread_options(int workers, bool persistent) {
   return options;
 }
 
-BaseDataLoaderIter& base(const std::shared_ptr<BatchIterator>& it) {
-  return dynamic_cast<BaseDataLoaderIter&>(*it);
-}
+BaseDataLoaderIter& base(const std::shared_ptr<BatchIterator>& it) { return dynamic_cast<BaseDataLoaderIter&>(*it); }
 
 void expect_every_sample_once(std::vector<std::int64_t> seen, std::int64_t size, int epoch) {
   std::sort(seen.begin(), seen.end());

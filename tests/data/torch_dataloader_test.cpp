@@ -1,4 +1,5 @@
-// Ports tests of torch's test/test_dataloader.py (TestDataLoader, TestDataLoaderPersistentWorkers, TestIndividualWorkerQueue) to dlreset's DataLoader, which mirrors torch 1.13.1.
+// Ports tests of torch's test/test_dataloader.py (TestDataLoader, TestDataLoaderPersistentWorkers,
+// TestIndividualWorkerQueue) to dlreset's DataLoader, which mirrors torch 1.13.1.
 //
 // Torch runs TestDataLoader's tests again in TestDataLoaderPersistentWorkers with
 // persistent_workers on (its `_get_data_loader` turns it off again without workers); here every
@@ -42,12 +43,12 @@
 #include <utility>
 #include <vector>
 
-#include "harness/data/data_loader.h"
-#include "harness/data/core/errors.h"
-#include "harness/data/multi_processing_dataloader_iter.h"
-#include "harness/data/core/worker/status_check.h"
 #include "harness/data/core/datasets/synthetic_dataset.h"
+#include "harness/data/core/errors.h"
+#include "harness/data/core/worker/status_check.h"
 #include "harness/data/core/worker/worker_info.h"
+#include "harness/data/data_loader.h"
+#include "harness/data/multi_processing_dataloader_iter.h"
 #include "tests/support/fault_dataset.h"
 #include "tests/support/probe_dataset.h"
 #include "tests/support/process_census.h"
@@ -77,8 +78,7 @@ struct TorchCase {
 };
 
 std::string torch_case_name(const ::testing::TestParamInfo<TorchCase>& info) {
-  return std::string(info.param.persistent ? "persistent" : "non_persistent") + "_" +
-         to_string(info.param.method);
+  return std::string(info.param.persistent ? "persistent" : "non_persistent") + "_" + to_string(info.param.method);
 }
 
 class TorchDataLoader : public ::testing::TestWithParam<TorchCase> {};
@@ -109,9 +109,7 @@ std::shared_ptr<SyntheticDataset> synthetic(std::int64_t size, SampleShape shape
   return std::make_shared<SyntheticDataset>(options);
 }
 
-BaseDataLoaderIter& base(const std::shared_ptr<BatchIterator>& it) {
-  return dynamic_cast<BaseDataLoaderIter&>(*it);
-}
+BaseDataLoaderIter& base(const std::shared_ptr<BatchIterator>& it) { return dynamic_cast<BaseDataLoaderIter&>(*it); }
 
 std::vector<std::int64_t> worker_pids(const std::shared_ptr<BatchIterator>& it) {
   return dynamic_cast<MultiProcessingDataLoaderIter&>(*it).worker_pids();
@@ -119,8 +117,8 @@ std::vector<std::int64_t> worker_pids(const std::shared_ptr<BatchIterator>& it) 
 
 std::string demangled(const std::type_info& type) {
   int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> name(
-      abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), &std::free);
+  std::unique_ptr<char, decltype(&std::free)> name(abi::__cxa_demangle(type.name(), nullptr, nullptr, &status),
+                                                   &std::free);
   return status == 0 && name ? std::string(name.get()) : std::string(type.name());
 }
 
@@ -166,8 +164,7 @@ Failure iterate_until_error(DataLoader& loader) {
 class SharedFlag {
  public:
   SharedFlag() {
-    void* page = ::mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE,
-                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    void* page = ::mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (page == MAP_FAILED) throw std::runtime_error("mmap of the shared flag's page failed");
     flag_ = new (page) std::atomic<int>(0);
   }
@@ -207,8 +204,7 @@ class ProperExitDataset : public TestOnlyDataset {
       : TestOnlyDataset("proper_exit", size, {1}), error_event_(std::move(error_event)) {}
   std::int64_t get(std::int64_t index, float* features) override {
     const WorkerInfo* worker = get_worker_info();
-    if (error_event_ && error_event_->is_set() && worker != nullptr &&
-        worker->id == worker->num_workers - 1) {
+    if (error_event_ && error_event_->is_set() && worker != nullptr && worker->id == worker->num_workers - 1) {
       throw std::runtime_error("Worker error");
     }
     features[0] = static_cast<float>(index);
@@ -282,9 +278,7 @@ class WorkerInfoDataset : public TestOnlyDataset {
 class ErrorInLoadDataset : public TestOnlyDataset {
  public:
   explicit ErrorInLoadDataset(std::int64_t size) : TestOnlyDataset("error_in_load", size, {1}) {}
-  std::int64_t get(std::int64_t /*index*/, float* /*features*/) override {
-    throw std::runtime_error("Error in load");
-  }
+  std::int64_t get(std::int64_t /*index*/, float* /*features*/) override { throw std::runtime_error("Error in load"); }
   std::unique_ptr<Dataset> clone() const override { return std::make_unique<ErrorInLoadDataset>(*this); }
 };
 
@@ -373,8 +367,8 @@ class LoaderProcess {
         buffer_.erase(0, newline + 1);
         return line;
       }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       pollfd readable{from_child_, POLLIN, 0};
       if (left.count() <= 0 || ::poll(&readable, 1, static_cast<int>(left.count())) <= 0) {
         return std::nullopt;
@@ -572,8 +566,8 @@ void proper_exit_loader(const ProperExitCase& c, LoaderProcess& process, Kept& k
   DataLoaderOptions options;
   options.batch_size = 1;
   options.num_workers = num_workers;
-  std::shared_ptr<DataLoader> loader = torch_loader(
-      std::make_shared<ProperExitDataset>(12, worker_error_event), options, {c.persistent, StartMethod::fork});
+  std::shared_ptr<DataLoader> loader = torch_loader(std::make_shared<ProperExitDataset>(12, worker_error_event),
+                                                    options, {c.persistent, StartMethod::fork});
   constexpr int kErrorIt = 2;
   // "2 is the magical per-worker prefetch number": enough batches that the error comes.
   const std::int64_t needed = c.use_workers ? (kErrorIt + 2 + 1) * num_workers : kErrorIt + 1;
@@ -590,7 +584,7 @@ void proper_exit_loader(const ProperExitCase& c, LoaderProcess& process, Kept& k
   for (int i = 0; base(loop).next_raw(); ++i) {
     if (i == 0) {
       if (!c.hold_iter_reference) {
-        it.reset();  // del it
+        it.reset();      // del it
         loader.reset();  // del loader
       }
       process.report("setup " + join(workers));  // loader_setup_event.set()
@@ -620,8 +614,8 @@ TEST_P(TorchProperExit, test_proper_exit) {
         << "The loader process failed to set up within " << kJoinTimeoutS << " s; it said '"
         << setup.value_or("nothing") << "'.";
     workers = parse_pids(*setup, "setup");
-    EXPECT_EQ(workers.size(), c.use_workers ? 2u : 0u) << "The loader process reported " << workers.size()
-                                                       << " workers.";
+    EXPECT_EQ(workers.size(), c.use_workers ? 2u : 0u)
+        << "The loader process reported " << workers.size() << " workers.";
     // "We are certain that the workers have started now."
     std::vector<std::int64_t> children = testing::child_pids(loader_p.pid());
     std::sort(children.begin(), children.end());
@@ -710,8 +704,7 @@ TEST_P(TorchDataLoader, test_timeout) {
     options.batch_size = 2;
     options.num_workers = 2;
     options.timeout_s = 0.25;
-    std::shared_ptr<DataLoader> loader =
-        torch_loader(std::make_shared<FaultDataset>(dataset), options, GetParam());
+    std::shared_ptr<DataLoader> loader = torch_loader(std::make_shared<FaultDataset>(dataset), options, GetParam());
     std::shared_ptr<BatchIterator> it = loader->iter();
     try {
       it->next();
@@ -754,7 +747,8 @@ TEST_P(TorchDataLoader, test_worker_seed) {
   DataLoaderOptions options;
   options.batch_size = 1;
   options.num_workers = kSeedWorkers;
-  std::shared_ptr<DataLoader> loader = torch_loader(std::make_shared<testing::ProbeDataset>(kSeedWorkers), options, GetParam());
+  std::shared_ptr<DataLoader> loader =
+      torch_loader(std::make_shared<testing::ProbeDataset>(kSeedWorkers), options, GetParam());
   std::uint64_t base_seed = 0;
   const std::multiset<std::int64_t> seeds = worker_seeds(*loader, &base_seed);
   EXPECT_EQ(std::set<std::int64_t>(seeds.begin(), seeds.end()).size(), static_cast<std::size_t>(kSeedWorkers))
@@ -852,7 +846,8 @@ TEST_P(TorchDataLoader, test_get_worker_info) {
     for (std::int64_t j = 0; j < batch->size(); ++j, ++samples) {
       const auto worker_id = static_cast<std::int64_t>(batch->features[static_cast<std::size_t>(2 * j)]);
       const auto pid = static_cast<std::int64_t>(batch->features[static_cast<std::size_t>(2 * j + 1)]);
-      ASSERT_TRUE(worker_id >= 0 && worker_id < kWorkers) << "Sample " << samples << " names worker " << worker_id << ".";
+      ASSERT_TRUE(worker_id >= 0 && worker_id < kWorkers)
+          << "Sample " << samples << " names worker " << worker_id << ".";
       EXPECT_EQ(pid, pids[static_cast<std::size_t>(worker_id)])
           << "Sample " << samples << " says worker " << worker_id << " has pid " << pid << ".";
       EXPECT_EQ(batch->labels[static_cast<std::size_t>(j)], static_cast<std::int64_t>(base_seed) + worker_id)
@@ -887,7 +882,8 @@ TEST_P(TorchDataLoader, test_multi_epochs_reproducibility) {
     int batch_idx = 0;
     for (; std::optional<RawBatch> sample = base(it).next_raw(); ++batch_idx) {
       std::vector<float> ids;
-      for (std::int64_t j = 0; j < sample->size(); ++j) ids.push_back(sample->features[static_cast<std::size_t>(3 * j + 1)]);
+      for (std::int64_t j = 0; j < sample->size(); ++j)
+        ids.push_back(sample->features[static_cast<std::size_t>(3 * j + 1)]);
       EXPECT_EQ(ids, std::vector<float>(kBatchSize, static_cast<float>(batch_idx % kWorkers)))
           << "Epoch " << epoch << ", batch " << batch_idx << " came from these workers.";
     }
@@ -917,7 +913,8 @@ TEST_P(TorchIndividualWorkerQueue, test_ind_worker_queue) {
       options.shuffle = false;
       options.num_workers = num_workers;
       options.timeout_s = 5;
-      std::shared_ptr<DataLoader> loader = torch_loader(std::make_shared<testing::ProbeDataset>(128), options, GetParam());
+      std::shared_ptr<DataLoader> loader =
+          torch_loader(std::make_shared<testing::ProbeDataset>(128), options, GetParam());
       std::shared_ptr<BatchIterator> it = loader->iter();
       int current_worker_idx = 0;
       int i = 0;
@@ -930,14 +927,15 @@ TEST_P(TorchIndividualWorkerQueue, test_ind_worker_queue) {
           worker_ids.push_back(batch->features[static_cast<std::size_t>(3 * j + 1)]);
         }
         for (int k = i * batch_size; k < (i + 1) * batch_size; ++k) expected_sample.push_back(static_cast<float>(k));
-        EXPECT_EQ(worker_ids, std::vector<float>(static_cast<std::size_t>(batch_size), static_cast<float>(current_worker_idx)))
+        EXPECT_EQ(worker_ids,
+                  std::vector<float>(static_cast<std::size_t>(batch_size), static_cast<float>(current_worker_idx)))
             << "Batch " << i << " of batch size " << batch_size << " with " << num_workers << " workers.";
         EXPECT_EQ(sample, expected_sample)
             << "Batch " << i << " of batch size " << batch_size << " with " << num_workers << " workers.";
         if (++current_worker_idx == num_workers) current_worker_idx = 0;
       }
-      EXPECT_EQ(i, 128 / batch_size) << "Batch size " << batch_size << " with " << num_workers << " workers gave "
-                                     << i << " batches.";
+      EXPECT_EQ(i, 128 / batch_size) << "Batch size " << batch_size << " with " << num_workers << " workers gave " << i
+                                     << " batches.";
     }
   }
 }
@@ -987,8 +985,8 @@ TEST_P(TorchDataLoader, test_early_exit) {
       DataLoaderOptions options;
       options.batch_size = 16;
       options.num_workers = 2;
-      std::shared_ptr<DataLoader> dl =
-          torch_loader(synthetic(64, {28, 28}), options, {persistent, StartMethod::fork});  // RandomDataset(64, (28, 28))
+      std::shared_ptr<DataLoader> dl = torch_loader(synthetic(64, {28, 28}), options,
+                                                    {persistent, StartMethod::fork});  // RandomDataset(64, (28, 28))
       std::shared_ptr<BatchIterator> it = dl->iter();
       self.report("workers " + join(worker_pids(it)));
       while (base(it).next_raw()) break;

@@ -1,8 +1,8 @@
 // Faults in workers: each must give its documented error quickly, never hang, and leave no
 // zombie or orphan process, no extra thread and no leaked descriptor behind.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,13 +25,13 @@
 #include <vector>
 
 #include "harness/data/collate.h"
-#include "harness/data/data_loader.h"
+#include "harness/data/core/datasets/synthetic_dataset.h"
 #include "harness/data/core/errors.h"
 #include "harness/data/core/interrupt.h"
-#include "harness/data/multi_processing_dataloader_iter.h"
-#include "harness/data/core/datasets/synthetic_dataset.h"
 #include "harness/data/core/worker/status_check.h"
 #include "harness/data/core/worker/worker_pool.h"
+#include "harness/data/data_loader.h"
+#include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/sys/proc_stat.h"
 #include "harness/trace/event_log.h"
 #include "tests/support/fault_dataset.h"
@@ -41,11 +41,11 @@
 namespace dlreset::data {
 namespace {
 
+using ::dlreset::testing::fault_loader;
 using ::dlreset::testing::FaultDatasetOptions;
 using ::dlreset::testing::ProcessCensus;
-using ::dlreset::testing::TempDir;
-using ::dlreset::testing::fault_loader;
 using ::dlreset::testing::synthetic_loader;
+using ::dlreset::testing::TempDir;
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
 
@@ -61,9 +61,7 @@ constexpr double kClosedSocketSeenS = 1.0;
 /// interrupts an epoch, short enough that no grace period is needed to finish it.
 constexpr std::int64_t kBusyLoadWork = 10'000'000;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 DataLoaderOptions worker_options(StartMethod method, int workers) {
   DataLoaderOptions options;
@@ -142,9 +140,7 @@ void expect_hung_worker_times_out(StartMethod method, bool pin) {
   expect_clean(baseline);
 }
 
-TEST_P(AnyBackend, HungWorkerTimesOutWithPyTorchsMessage) {
-  expect_hung_worker_times_out(GetParam(), /*pin=*/false);
-}
+TEST_P(AnyBackend, HungWorkerTimesOutWithPyTorchsMessage) { expect_hung_worker_times_out(GetParam(), /*pin=*/false); }
 
 TEST_P(AnyBackend, TimeoutIsHonouredThroughThePinMemoryThread) {
   expect_hung_worker_times_out(GetParam(), /*pin=*/true);
@@ -222,13 +218,9 @@ void expect_interrupt_ends_wait(StartMethod method, bool pin) {
   expect_clean(baseline);
 }
 
-TEST_P(AnyBackend, InterruptEndsAWaitForAHungWorker) {
-  expect_interrupt_ends_wait(GetParam(), /*pin=*/false);
-}
+TEST_P(AnyBackend, InterruptEndsAWaitForAHungWorker) { expect_interrupt_ends_wait(GetParam(), /*pin=*/false); }
 
-TEST_P(AnyBackend, InterruptEndsAWaitOnThePinMemoryThread) {
-  expect_interrupt_ends_wait(GetParam(), /*pin=*/true);
-}
+TEST_P(AnyBackend, InterruptEndsAWaitOnThePinMemoryThread) { expect_interrupt_ends_wait(GetParam(), /*pin=*/true); }
 
 TEST(Interrupt, EndsASingleProcessEpochAtTheNextBatch) {
   DataLoaderOptions options;
@@ -390,8 +382,8 @@ void expect_kill_reported(StartMethod method, bool pin, double within_s) {
     } catch (const WorkerDiedError& e) {
       EXPECT_EQ(e.pid(), pids[1]);
       EXPECT_EQ(e.signal(), SIGKILL);
-      EXPECT_THAT(e.what(), HasSubstr("DataLoader worker (pid(s) " + std::to_string(pids[1]) +
-                                      ") exited unexpectedly"));
+      EXPECT_THAT(e.what(),
+                  HasSubstr("DataLoader worker (pid(s) " + std::to_string(pids[1]) + ") exited unexpectedly"));
       EXPECT_THAT(e.what(), HasSubstr("signal 9"));
     }
     EXPECT_LT(seconds_since(start), within_s);
@@ -427,8 +419,7 @@ void expect_death_seen_while_the_grandchild_lives(StartMethod method, FaultDatas
     dataset.crash_stamp_path = dir.file("crash-stamp");
     auto loader = fault_loader(12, worker_options(method, 2), dataset);
     auto it = loader->iter();
-    const std::vector<std::int64_t> pids =
-        dynamic_cast<MultiProcessingDataLoaderIter&>(*it).worker_pids();
+    const std::vector<std::int64_t> pids = dynamic_cast<MultiProcessingDataLoaderIter&>(*it).worker_pids();
     ASSERT_EQ(pids.size(), 2u);
     try {
       while (it->next()) {
@@ -477,8 +468,7 @@ TEST_P(ProcessBackend, WorkersOutliveTheThreadThatStartedThem) {
   std::thread([&] { first_epoch = testing::run_epoch(*loader).size(); }).join();
   EXPECT_EQ(first_epoch, 12u);
   std::vector<std::int64_t> second_epoch;
-  EXPECT_NO_THROW(second_epoch = testing::run_epoch(*loader))
-      << "the workers died with the thread that started them";
+  EXPECT_NO_THROW(second_epoch = testing::run_epoch(*loader)) << "the workers died with the thread that started them";
   EXPECT_EQ(second_epoch.size(), 12u);
   EXPECT_EQ(loader->counters().worker_spawns, 2) << "the same two workers serve both epochs";
 }
@@ -519,8 +509,7 @@ TEST_P(ProcessBackend, WorkersStartedFromAThreadEndWithTheirProcess) {
   ::waitpid(child, nullptr, 0);
   ASSERT_EQ(pids.size(), 2u) << "the loader process reported '" << line << "'";
   // Dead, not reaped: init reaps the orphans on its own schedule.
-  EXPECT_TRUE(testing::wait_until_dead(pids, kFaultDeadlineS).empty())
-      << "a worker outlived its SIGKILLed process";
+  EXPECT_TRUE(testing::wait_until_dead(pids, kFaultDeadlineS).empty()) << "a worker outlived its SIGKILLed process";
 }
 
 /// How a check run in a child process of the test ended.
@@ -689,14 +678,12 @@ class OpenedFileDataset : public SyntheticDataset {
     SyntheticDataset::get(index, features);
     unsigned char byte = 0;
     if (::pread(fd_, &byte, 1, index) != 1) {
-      throw std::runtime_error("pread of descriptor " + std::to_string(fd_) + " at offset " +
-                               std::to_string(index) + " failed: " + std::strerror(errno));
+      throw std::runtime_error("pread of descriptor " + std::to_string(fd_) + " at offset " + std::to_string(index) +
+                               " failed: " + std::strerror(errno));
     }
     return byte;
   }
-  std::unique_ptr<Dataset> clone() const override {
-    return std::make_unique<OpenedFileDataset>(options(), fd_);
-  }
+  std::unique_ptr<Dataset> clone() const override { return std::make_unique<OpenedFileDataset>(options(), fd_); }
 
  private:
   int fd_;
@@ -801,8 +788,7 @@ TEST_P(ProcessBackend, ShutdownLeavesNoProcessBehind) {
 INSTANTIATE_TEST_SUITE_P(Faults, AnyBackend,
                          ::testing::Values(StartMethod::thread, StartMethod::fork, StartMethod::spawn),
                          testing::start_method_name);
-INSTANTIATE_TEST_SUITE_P(Faults, ProcessBackend,
-                         ::testing::Values(StartMethod::fork, StartMethod::spawn),
+INSTANTIATE_TEST_SUITE_P(Faults, ProcessBackend, ::testing::Values(StartMethod::fork, StartMethod::spawn),
                          testing::start_method_name);
 
 }  // namespace

@@ -52,7 +52,8 @@ TEST(ProcessGroup, ARankWhoseOthersNeverComeGivesUpAfterTheTimeoutSayingSo) {
   const testing::CommandResult alone = run_rank(0, 2, free_port(), kTimeoutMs);
   const double took_s = std::chrono::duration<double>(Clock::now() - start).count();
   EXPECT_EQ(alone.status, 1) << alone.err;
-  EXPECT_THAT(alone.err, HasSubstr("Rank 0 of 2 gave up after 2 s waiting for the other ranks to reach its store on 127.0.0.1:"));
+  EXPECT_THAT(alone.err,
+              HasSubstr("Rank 0 of 2 gave up after 2 s waiting for the other ranks to reach its store on 127.0.0.1:"));
   EXPECT_THAT(alone.err, HasSubstr("start every rank with the same WORLD_SIZE, MASTER_ADDR and MASTER_PORT"));
   EXPECT_THAT(alone.err, ::testing::Not(HasSubstr("frame #"))) << "one sentence, no C++ backtrace";
   // The 2 s wait, the program's start and LibTorch's load; never the default minute.

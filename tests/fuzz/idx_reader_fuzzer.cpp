@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/data/core/errors.h"
 #include "harness/data/core/datasets/idx_reader.h"
+#include "harness/data/core/errors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using dlreset::data::DatasetError;

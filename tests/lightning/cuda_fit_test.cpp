@@ -10,9 +10,9 @@
 #include <cstddef>
 #include <utility>
 
-#include "variants/fit_report.h"
 #include "harness/workload/fashion_mnist_module.h"
 #include "tests/support/fixtures.h"
+#include "variants/fit_report.h"
 
 namespace dlreset::variants {
 namespace {

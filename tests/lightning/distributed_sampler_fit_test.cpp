@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "variants/variant.h"
 #include "harness/data/distributed_sampler.h"
-#include "harness/lightning/trainer.h"
 #include "harness/lightning/supporters.h"
+#include "harness/lightning/trainer.h"
 #include "tests/support/fixtures.h"
+#include "variants/variant.h"
 
 namespace dlreset::variants {
 namespace {
@@ -103,8 +103,8 @@ TEST_P(DistributedFit, EachRankTrainsOnItsShardInTheOrderSetEpochAskedFor) {
       EXPECT_EQ(epoch_seen, shard(kTrainSize, rank, /*shuffle=*/true, epoch)) << "rank " << rank << ", epoch " << epoch;
       covered.insert(epoch_seen.begin(), epoch_seen.end());
     }
-    EXPECT_EQ(static_cast<std::int64_t>(covered.size()), kTrainSize) << "the ranks' shards of epoch " << epoch
-                                                                    << " together cover the dataset";
+    EXPECT_EQ(static_cast<std::int64_t>(covered.size()), kTrainSize)
+        << "the ranks' shards of epoch " << epoch << " together cover the dataset";
   }
 }
 

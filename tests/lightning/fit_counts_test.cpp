@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "variants/fit_report.h"
 #include "tests/lightning/probe_module.h"
 #include "tests/support/fixtures.h"
+#include "variants/fit_report.h"
 
 namespace dlreset::variants {
 namespace {
@@ -25,8 +25,8 @@ struct FitCase {
 };
 
 std::string case_name(const ::testing::TestParamInfo<FitCase>& info) {
-  return std::string(to_string(info.param.variant)) + "_" + data::to_string(info.param.method) +
-         "_w" + std::to_string(info.param.workers);
+  return std::string(to_string(info.param.variant)) + "_" + data::to_string(info.param.method) + "_w" +
+         std::to_string(info.param.workers);
 }
 
 FitReport fit_case(const FitCase& param, bool persistent) {
@@ -51,8 +51,7 @@ FitReport fit_case(const FitCase& param, bool persistent) {
 /// The samples and order every variant must train on: a vanilla loop on one thread worker, fit
 /// once per test process.
 const FitReport& reference_fit() {
-  static const FitReport reference =
-      fit_case({Variant::vanilla, data::StartMethod::thread, 1}, /*persistent=*/true);
+  static const FitReport reference = fit_case({Variant::vanilla, data::StartMethod::thread, 1}, /*persistent=*/true);
   return reference;
 }
 
@@ -61,8 +60,7 @@ void expect_reference_order(const FitReport& report) {
   const FitReport& reference = reference_fit();
   ASSERT_EQ(report.epochs.size(), static_cast<std::size_t>(kEpochs));
   for (int epoch = 0; epoch < kEpochs; ++epoch) {
-    EXPECT_EQ(report.epochs[epoch].train_order_digest, reference.epochs[epoch].train_order_digest)
-        << "epoch " << epoch;
+    EXPECT_EQ(report.epochs[epoch].train_order_digest, reference.epochs[epoch].train_order_digest) << "epoch " << epoch;
     EXPECT_EQ(report.epochs[epoch].train_samples, 16) << "epoch " << epoch;
     EXPECT_EQ(report.epochs[epoch].val_batches, 3) << "epoch " << epoch;
   }
@@ -115,10 +113,8 @@ TEST_P(FitCounts, PersistentWorkersSpawnAndAreNulledAsTheTableSays) {
   const int at_teardown = param.variant == Variant::vanilla ? 0 : 1;
   EXPECT_EQ(report.train.resets_at_teardown, at_teardown);
   EXPECT_EQ(report.val.resets_at_teardown, at_teardown);
-  EXPECT_EQ(report.train.counters.iterator_resets,
-            report.train.resets_during_fit + report.train.resets_at_teardown);
-  EXPECT_EQ(report.val.counters.iterator_resets,
-            report.val.resets_during_fit + report.val.resets_at_teardown);
+  EXPECT_EQ(report.train.counters.iterator_resets, report.train.resets_during_fit + report.train.resets_at_teardown);
+  EXPECT_EQ(report.val.counters.iterator_resets, report.val.resets_during_fit + report.val.resets_at_teardown);
 
   expect_events_agree_with_counters(report);
   expect_reference_order(report);

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "variants/fit_report.h"
 #include "harness/trace/event_log.h"
 #include "tests/lightning/probe_module.h"
 #include "tests/support/fixtures.h"
+#include "variants/fit_report.h"
 
 namespace dlreset::variants {
 namespace {
@@ -40,8 +40,7 @@ FitReport traced_fit(Variant variant) {
 }
 
 /// The index of the first frame at or after `from` whose function contains `needle`.
-std::size_t find_frame(const std::vector<trace::StackFrame>& frames, const std::string& needle,
-                       std::size_t from) {
+std::size_t find_frame(const std::vector<trace::StackFrame>& frames, const std::string& needle, std::size_t from) {
   for (std::size_t i = from; i < frames.size(); ++i) {
     if (frames[i].function.find(needle) != std::string::npos) return i;
   }
@@ -58,11 +57,9 @@ void expect_frames_in_order(const std::vector<trace::StackFrame>& frames,
   }
 }
 
-const trace::Event* first_reset(const FitReport& report, const std::string& loader,
-                                const std::string& phase) {
+const trace::Event* first_reset(const FitReport& report, const std::string& loader, const std::string& phase) {
   for (const trace::Event& event : report.events) {
-    if (event.kind == trace::EventKind::iterator_reset && event.loader == loader &&
-        event.phase == phase) {
+    if (event.kind == trace::EventKind::iterator_reset && event.loader == loader && event.phase == phase) {
       return &event;
     }
   }
@@ -76,12 +73,10 @@ TEST(BuggyResetTrace, TrainResetReadsLikeTheBugReport) {
   EXPECT_EQ(reset->epoch, 1);
   ASSERT_TRUE(reset->stack);
   expect_frames_in_order(reset->stack->frames(),
-                         {"CombinedLoader::shutdown_workers_and_reset_iterator",
-                          "apply_to_collection", "CombinedLoader::reset",
-                          "repro::DataFetcher::reset", "AbstractDataFetcher::iter",
-                          "update_dataloader_iter", "TrainingEpochLoop::on_run_start",
-                          "Loop::run", "FitLoop::advance", "Loop::run", "Trainer::run_train",
-                          "Trainer::run_stage", "TrainingTypePlugin::start_training",
+                         {"CombinedLoader::shutdown_workers_and_reset_iterator", "apply_to_collection",
+                          "CombinedLoader::reset", "repro::DataFetcher::reset", "AbstractDataFetcher::iter",
+                          "update_dataloader_iter", "TrainingEpochLoop::on_run_start", "Loop::run", "FitLoop::advance",
+                          "Loop::run", "Trainer::run_train", "Trainer::run_stage", "TrainingTypePlugin::start_training",
                           "Trainer::dispatch", "Trainer::run", "Trainer::fit_impl",
                           "Trainer::call_and_handle_interrupt", "Trainer::fit"});
 }
@@ -93,11 +88,9 @@ TEST(BuggyResetTrace, ValidationResetComesFromTheEvaluationEpochLoop) {
   EXPECT_EQ(reset->stage, "validate");
   ASSERT_TRUE(reset->stack);
   expect_frames_in_order(reset->stack->frames(),
-                         {"CombinedLoader::shutdown_workers_and_reset_iterator",
-                          "repro::DataFetcher::reset", "AbstractDataFetcher::iter",
-                          "update_dataloader_iter", "EvaluationEpochLoop::on_run_start",
-                          "Loop::run", "EvaluationLoop::advance", "Loop::run",
-                          "TrainingEpochLoop::run_validation"});
+                         {"CombinedLoader::shutdown_workers_and_reset_iterator", "repro::DataFetcher::reset",
+                          "AbstractDataFetcher::iter", "update_dataloader_iter", "EvaluationEpochLoop::on_run_start",
+                          "Loop::run", "EvaluationLoop::advance", "Loop::run", "TrainingEpochLoop::run_validation"});
 }
 
 TEST(FixedResetTrace, OnlyTeardownNullsTheIterators) {
@@ -108,9 +101,8 @@ TEST(FixedResetTrace, OnlyTeardownNullsTheIterators) {
   ASSERT_NE(reset, nullptr);
   ASSERT_TRUE(reset->stack);
   expect_frames_in_order(reset->stack->frames(),
-                         {"CombinedLoader::shutdown_workers_and_reset_iterator",
-                          "fixed::DataFetcher::teardown", "DataConnector::teardown",
-                          "Trainer::post_dispatch", "Trainer::run", "Trainer::fit"});
+                         {"CombinedLoader::shutdown_workers_and_reset_iterator", "fixed::DataFetcher::teardown",
+                          "DataConnector::teardown", "Trainer::post_dispatch", "Trainer::run", "Trainer::fit"});
 }
 
 TEST(ResetTraceFrames, AreProjectFilesWithLines) {

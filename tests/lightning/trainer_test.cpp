@@ -9,10 +9,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "variants/fit_report.h"
 #include "harness/profiler/simple_profiler.h"
 #include "tests/lightning/probe_module.h"
 #include "tests/support/fixtures.h"
+#include "variants/fit_report.h"
 
 namespace dlreset::variants {
 namespace {

@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "variants/fit_report.h"
 #include "harness/workload/fashion_mnist_module.h"
 #include "tests/support/fixtures.h"
+#include "variants/fit_report.h"
 
 namespace dlreset::variants {
 namespace {
@@ -73,10 +73,8 @@ TEST(VariantParity, WorkersDoNotChangeTheResult) {
   for (std::size_t epoch = 0; epoch < 3; ++epoch) {
     EXPECT_EQ(in_process.epochs[epoch].train_order_digest, with_workers.epochs[epoch].train_order_digest)
         << "epoch " << epoch;
-    EXPECT_EQ(in_process.epochs[epoch].train_loss, with_workers.epochs[epoch].train_loss)
-        << "epoch " << epoch;
-    EXPECT_EQ(in_process.epochs[epoch].val_loss, with_workers.epochs[epoch].val_loss)
-        << "epoch " << epoch;
+    EXPECT_EQ(in_process.epochs[epoch].train_loss, with_workers.epochs[epoch].train_loss) << "epoch " << epoch;
+    EXPECT_EQ(in_process.epochs[epoch].val_loss, with_workers.epochs[epoch].val_loss) << "epoch " << epoch;
   }
 }
 

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "variants/fit_report.h"
 #include "harness/testing/failure_capture.h"
 #include "harness/testing/loader_matchers.h"
 #include "tests/lightning/probe_module.h"
 #include "tests/support/fixtures.h"
+#include "variants/fit_report.h"
 
 namespace dlreset::variants {
 namespace {
@@ -73,8 +73,7 @@ INSTANTIATE_TEST_SUITE_P(NotBuggy, WatchedFits,
 
 TEST(WatchedBuggyFit, FailsTheSameExpectationsWithTheTracebackThatIsWhy) {
   const WatchedFit fit(Variant::buggy);
-  const std::vector<std::string> failures =
-      failures_reported_by([&] { expect_workers_kept(*fit.train); });
+  const std::vector<std::string> failures = failures_reported_by([&] { expect_workers_kept(*fit.train); });
   ASSERT_EQ(failures.size(), 3u) << "spawns, loads and resets all fail";
   EXPECT_THAT(failures[0], HasSubstr("expected 2 worker spawns (2 workers, once each), seen 6"));
   EXPECT_THAT(failures[1], HasSubstr("expected 2 dataset loads, seen 6"));

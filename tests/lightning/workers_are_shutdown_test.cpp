@@ -4,9 +4,9 @@
 // call of the iterator's shutdown_workers, including calls that find nothing to do.
 #include <gtest/gtest.h>
 
-#include "variants/fit_report.h"
 #include "tests/lightning/probe_module.h"
 #include "tests/support/fixtures.h"
+#include "variants/fit_report.h"
 
 namespace dlreset::variants {
 namespace {

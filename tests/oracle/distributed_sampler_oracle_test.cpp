@@ -30,8 +30,8 @@ json cases() {
         for (const bool drop_last : {false, true}) {
           const std::uint64_t seed = size == 37 ? 7 : 0;
           json c;
-          c["name"] = "n" + std::to_string(size) + "_r" + std::to_string(replicas) + (shuffle ? "_shuffle" : "_ordered") +
-                      (drop_last ? "_drop_last" : "_padded");
+          c["name"] = "n" + std::to_string(size) + "_r" + std::to_string(replicas) +
+                      (shuffle ? "_shuffle" : "_ordered") + (drop_last ? "_drop_last" : "_padded");
           c["size"] = size;
           c["num_replicas"] = replicas;
           c["shuffle"] = shuffle;
@@ -55,10 +55,9 @@ TEST(DistributedSamplerOracle, EveryShardOfEveryEpochIsTorchs) {
   const json grid = cases();
   std::ofstream(cases_path) << grid.dump();
   std::filesystem::remove(shards_path);
-  const testing::CommandResult result =
-      testing::run_shell(std::string(testing::kPython) + " " + DLRESET_SOURCE_DIR +
-                         "/tests/oracle/distributed_shards.py --cases " + cases_path.string() + " --out " +
-                         shards_path.string());
+  const testing::CommandResult result = testing::run_shell(std::string(testing::kPython) + " " + DLRESET_SOURCE_DIR +
+                                                           "/tests/oracle/distributed_shards.py --cases " +
+                                                           cases_path.string() + " --out " + shards_path.string());
   ASSERT_EQ(result.status, 0) << "the real-torch side failed: " << result.err;
   std::ifstream in(shards_path);
   std::stringstream text;

@@ -10,19 +10,19 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <optional>
-#include <vector>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
-#include "harness/data/data_loader.h"
-#include "harness/data/core/errors.h"
-#include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/data/core/datasets/synthetic_dataset.h"
+#include "harness/data/core/errors.h"
+#include "harness/data/data_loader.h"
+#include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/trace/event_log.h"
 #include "tests/support/command.h"
 #include "tests/support/fault_dataset.h"
@@ -64,13 +64,13 @@ json torch_trace(const std::string& name, const std::string& args) {
                               "/tests/oracle/torch_trace.py --out " + out.string() + " " + args;
   const testing::CommandResult result = testing::run_shell(command);
   if (result.status != 0) {
-    throw std::runtime_error("The real-torch side of the oracle failed (exit status " +
-                             std::to_string(result.status) + "): " + command + "\n" + result.err);
+    throw std::runtime_error("The real-torch side of the oracle failed (exit status " + std::to_string(result.status) +
+                             "): " + command + "\n" + result.err);
   }
   json trace = read_json(out);
   if (trace.value("schema", "") != "dlreset.oracle" || trace.value("schema_version", 0) != 1) {
     throw std::runtime_error(out.string() + " is not a dlreset.oracle trace of schema_version 1; "
-                             "torch_trace.py and this test disagree on the format.");
+                                            "torch_trace.py and this test disagree on the format.");
   }
   return trace;
 }
@@ -181,8 +181,7 @@ void expect_in_flight_bound(const json& scenario, const std::string& side) {
   const int bound = params.at("prefetch_factor").get<int>() * params.at("num_workers").get<int>();
   for (const json& epoch : scenario.at("epochs")) {
     EXPECT_LE(epoch.at("max_outstanding").get<int>(), bound)
-        << side << " had more index batches in flight than prefetch_factor x num_workers in "
-        << scenario.at("name");
+        << side << " had more index batches in flight than prefetch_factor x num_workers in " << scenario.at("name");
   }
 }
 
@@ -224,10 +223,9 @@ TEST_P(TorchOracle, SameTraceAsTorch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Groups, TorchOracle,
-                         ::testing::Values("buggy-fork-w0", "buggy-fork-w1", "buggy-fork-w2",
-                                           "buggy-fork-w3", "buggy-spawn", "fixed-fork-w0",
-                                           "fixed-fork-w1", "fixed-fork-w2", "fixed-fork-w3",
-                                           "fixed-spawn"),
+                         ::testing::Values("buggy-fork-w0", "buggy-fork-w1", "buggy-fork-w2", "buggy-fork-w3",
+                                           "buggy-spawn", "fixed-fork-w0", "fixed-fork-w1", "fixed-fork-w2",
+                                           "fixed-fork-w3", "fixed-spawn"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string name = info.param;
                            std::replace(name.begin(), name.end(), '-', '_');
@@ -268,8 +266,8 @@ std::string our_error(const std::string& name) {
     }
   } catch (const WorkerError& e) {
     // Torch raises the worker's own type; dlreset keeps it by name.
-    return std::regex_replace(without_insertions(e.what()),
-                              std::regex("^Caught " + e.original_type() + " "), "Caught <type> ");
+    return std::regex_replace(without_insertions(e.what()), std::regex("^Caught " + e.original_type() + " "),
+                              "Caught <type> ");
   } catch (const DataLoaderError& e) {
     return without_insertions(e.what());
   }

@@ -17,15 +17,15 @@
 #include <vector>
 
 #include "app/run_options.h"
-#include "variants/vanilla_fit.h"
-#include "harness/data/data_loader.h"
 #include "harness/data/core/datasets/idx_dataset.h"
+#include "harness/data/data_loader.h"
 #include "harness/lightning/callback.h"
 #include "harness/lightning/trainer_options.h"
 #include "harness/workload/fashion_mnist_module.h"
 #include "tests/support/command.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/python_torch.h"
+#include "variants/vanilla_fit.h"
 
 namespace dlreset::workload {
 namespace {
@@ -77,15 +77,15 @@ Trajectory run_dlreset(const app::RunOptions& run) {
   for (const auto& [name, tensor] : model.named_parameters()) {
     const at::Tensor values = tensor.contiguous();
     const float* first = values.data_ptr<float>();
-    result.parameters.push_back(
-        {name, tensor.sizes().vec(), std::vector<float>(first, first + values.numel())});
+    result.parameters.push_back({name, tensor.sizes().vec(), std::vector<float>(first, first + values.numel())});
   }
   data::DataLoaderOptions loader;
   loader.name = "train";
   loader.batch_size = run.batch_size;
   loader.shuffle = false;
-  auto train = std::make_shared<data::DataLoader>(
-      std::shared_ptr<data::Dataset>(data::make_fashion_mnist(run.data_dir, "train")), loader);
+  auto train = std::make_shared<data::DataLoader>(std::shared_ptr<data::Dataset>(data::make_fashion_mnist(run.data_dir,
+                                                                                                          "train")),
+                                                  loader);
   LossRecorder recorder(&result.losses);
   loops::TrainerOptions trainer;
   trainer.max_epochs = 1;
@@ -117,15 +117,15 @@ Trajectory run_reference(const app::RunOptions& run) {
   const WorkloadOptions workload = workload_of(run);
   // 9 significant digits bring a float back exactly, 17 a double.
   const std::string command =
-      std::string(testing::kPython) + " " + DLRESET_SOURCE_DIR + "/tests/oracle/workload_reference.py --data-dir " + run.data_dir +
-      " --seed " + std::to_string(workload.seed) + " --batches " + std::to_string(kBatches) + " --batch-size " +
-      std::to_string(run.batch_size) + " --lr " + decimal(workload.learning_rate, 17) + " --momentum " +
-      decimal(workload.momentum, 17) + " --mean " + decimal(data::kFashionMnistMean, 9) + " --std " +
+      std::string(testing::kPython) + " " + DLRESET_SOURCE_DIR + "/tests/oracle/workload_reference.py --data-dir " +
+      run.data_dir + " --seed " + std::to_string(workload.seed) + " --batches " + std::to_string(kBatches) +
+      " --batch-size " + std::to_string(run.batch_size) + " --lr " + decimal(workload.learning_rate, 17) +
+      " --momentum " + decimal(workload.momentum, 17) + " --mean " + decimal(data::kFashionMnistMean, 9) + " --std " +
       decimal(data::kFashionMnistStd, 9);
   const testing::CommandResult result = testing::run_shell(command);
   Trajectory reference;
-  EXPECT_EQ(result.status, 0) << "The reference script failed; the command was\n  " << command
-                              << "\nand it said:\n" << result.err;
+  EXPECT_EQ(result.status, 0) << "The reference script failed; the command was\n  " << command << "\nand it said:\n"
+                              << result.err;
   if (result.status != 0) return reference;
   const nlohmann::json report = nlohmann::json::parse(result.out);
   for (const auto& parameter : report.at("parameters")) {

@@ -22,8 +22,7 @@ FaultDataset::FaultDataset(FaultDatasetOptions options)
 std::int64_t FaultDataset::get(std::int64_t index, float* features) {
   const std::int64_t label = SyntheticDataset::get(index, features);
   if (!faults_.sample_work.empty()) {
-    const std::int64_t work =
-        faults_.sample_work[static_cast<std::size_t>(index) % faults_.sample_work.size()];
+    const std::int64_t work = faults_.sample_work[static_cast<std::size_t>(index) % faults_.sample_work.size()];
     double sum = 0.0;
     for (std::int64_t i = 0; i < work; ++i) {
       sum += static_cast<double>(data::splitmix64(static_cast<std::uint64_t>(index + i)) >> 11);
@@ -46,7 +45,8 @@ std::int64_t FaultDataset::get(std::int64_t index, float* features) {
       ::sleep(static_cast<unsigned>(faults_.fork_before_crash_s));
       ::_exit(0);
     }
-    if (!faults_.crash_stamp_path.empty()) std::ofstream(faults_.crash_stamp_path) << std::to_string(trace::monotonic_now_s());
+    if (!faults_.crash_stamp_path.empty())
+      std::ofstream(faults_.crash_stamp_path) << std::to_string(trace::monotonic_now_s());
     ::kill(::getpid(), SIGKILL);
   }
   if (index == faults_.stall_at) {
@@ -112,8 +112,7 @@ DLRESET_REGISTER_DATASET("fault", FaultDataset)
 std::shared_ptr<data::DataLoader> fault_loader(std::int64_t size, data::DataLoaderOptions options,
                                                FaultDatasetOptions dataset) {
   dataset.samples.size = size;
-  return std::make_shared<data::DataLoader>(std::make_shared<FaultDataset>(std::move(dataset)),
-                                            std::move(options));
+  return std::make_shared<data::DataLoader>(std::make_shared<FaultDataset>(std::move(dataset)), std::move(options));
 }
 
 }  // namespace dlreset::testing

@@ -1,7 +1,7 @@
 // A dataset that misbehaves on purpose, for the fault tests: the synthetic samples, plus a
 // sample that throws, one that kills its worker, one that hangs until the worker is told to
-// stop, one that stalls reading nothing, and samples that cost more than others. Registered as kind "fault", so that spawned
-// workers rebuild it too.
+// stop, one that stalls reading nothing, and samples that cost more than others. Registered as kind "fault", so that
+// spawned workers rebuild it too.
 #pragma once
 
 #include <cstdint>
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/data/data_loader.h"
 #include "harness/data/core/datasets/synthetic_dataset.h"
+#include "harness/data/data_loader.h"
 
 namespace dlreset::testing {
 

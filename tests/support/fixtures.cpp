@@ -23,8 +23,8 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-void write_tiny_idx_set(const std::string& dir, const std::string& prefix, std::int64_t count,
-                        std::int64_t rows, std::int64_t cols) {
+void write_tiny_idx_set(const std::string& dir, const std::string& prefix, std::int64_t count, std::int64_t rows,
+                        std::int64_t cols) {
   std::vector<std::uint8_t> pixels;
   std::vector<std::uint8_t> labels;
   for (std::int64_t i = 0; i < count; ++i) {
@@ -48,8 +48,7 @@ std::string start_method_name(const ::testing::TestParamInfo<data::StartMethod>&
 std::shared_ptr<data::DataLoader> synthetic_loader(std::int64_t size, data::DataLoaderOptions options,
                                                    data::SyntheticDatasetOptions dataset) {
   dataset.size = size;
-  return std::make_shared<data::DataLoader>(std::make_shared<data::SyntheticDataset>(dataset),
-                                            std::move(options));
+  return std::make_shared<data::DataLoader>(std::make_shared<data::SyntheticDataset>(dataset), std::move(options));
 }
 
 TrainValLoaders synthetic_train_val(std::int64_t train_size, std::int64_t val_size, data::DataLoaderOptions options,

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/data/data_loader.h"
 #include "harness/data/core/datasets/synthetic_dataset.h"
+#include "harness/data/data_loader.h"
 
 namespace dlreset::testing {
 
@@ -30,8 +30,8 @@ class TempDir {
 
 /// Writes `<prefix>-images-idx3-ubyte.gz` and `<prefix>-labels-idx1-ubyte.gz` holding `count`
 /// images of rows × cols: pixel (i, r, c) = (i + r + c) % 256, label i % 10.
-void write_tiny_idx_set(const std::string& dir, const std::string& prefix, std::int64_t count,
-                        std::int64_t rows = 4, std::int64_t cols = 4);
+void write_tiny_idx_set(const std::string& dir, const std::string& prefix, std::int64_t count, std::int64_t rows = 4,
+                        std::int64_t cols = 4);
 
 /// The directory of Debian's Fashion-MNIST files.
 std::string fashion_mnist_dir();

@@ -14,15 +14,15 @@ ProbeDataset::ProbeDataset(std::int64_t size) : size_(size) {
   // Features are floats: indices above 2^24 would no longer be exact.
   if (size_ < 0 || size_ > (std::int64_t{1} << 24)) {
     throw data::DatasetError("ProbeDataset's size must be between 0 and 2^24 (its indices travel as "
-                             "floats), got " + std::to_string(size_) + ".");
+                             "floats), got " +
+                             std::to_string(size_) + ".");
   }
 }
 
 std::int64_t ProbeDataset::get(std::int64_t index, float* features) {
   if (index < 0 || index >= size_) {
-    throw std::out_of_range("index " + std::to_string(index) +
-                            " is out of range for a dataset of " + std::to_string(size_) +
-                            " samples");
+    throw std::out_of_range("index " + std::to_string(index) + " is out of range for a dataset of " +
+                            std::to_string(size_) + " samples");
   }
   if (!loaded_) {
     loaded_ = true;
@@ -41,9 +41,7 @@ std::unique_ptr<data::Dataset> ProbeDataset::clone() const {
   return copy;
 }
 
-std::string ProbeDataset::spec() const {
-  return nlohmann::json{{"kind", "probe"}, {"size", size_}}.dump();
-}
+std::string ProbeDataset::spec() const { return nlohmann::json{{"kind", "probe"}, {"size", size_}}.dump(); }
 
 std::unique_ptr<ProbeDataset> ProbeDataset::from_spec(const std::string& text) {
   const nlohmann::json spec = nlohmann::json::parse(text);

@@ -72,9 +72,7 @@ std::int64_t resident_set_kib() {
   return -1;
 }
 
-bool process_exists(std::int64_t pid) {
-  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
-}
+bool process_exists(std::int64_t pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; }
 
 namespace {
 

@@ -21,18 +21,18 @@ bool oracle_optional();
 }  // namespace dlreset::testing
 
 /// Fails the test where python3-torch is missing.
-#define DLRESET_REQUIRE_PYTHON_TORCH()                                           \
-  do {                                                                           \
+#define DLRESET_REQUIRE_PYTHON_TORCH()                                               \
+  do {                                                                               \
     const std::string& dlreset_missing = ::dlreset::testing::python_torch_missing(); \
-    if (!dlreset_missing.empty()) FAIL() << dlreset_missing;                      \
+    if (!dlreset_missing.empty()) FAIL() << dlreset_missing;                         \
   } while (false)
 
 /// As DLRESET_REQUIRE_PYTHON_TORCH, but skips instead under DLRESET_ORACLE=optional.
-#define DLRESET_REQUIRE_ORACLE()                                                 \
-  do {                                                                           \
+#define DLRESET_REQUIRE_ORACLE()                                                     \
+  do {                                                                               \
     const std::string& dlreset_missing = ::dlreset::testing::python_torch_missing(); \
-    if (!dlreset_missing.empty()) {                                              \
-      if (::dlreset::testing::oracle_optional()) GTEST_SKIP() << dlreset_missing; \
+    if (!dlreset_missing.empty()) {                                                  \
+      if (::dlreset::testing::oracle_optional()) GTEST_SKIP() << dlreset_missing;    \
       FAIL() << dlreset_missing << " (DLRESET_ORACLE=optional would skip instead.)"; \
-    }                                                                            \
+    }                                                                                \
   } while (false)

@@ -22,9 +22,8 @@ namespace {
 using ::testing::ElementsAre;
 
 TEST(ProcStat, ANameWithSpacesAndParenthesesIsReadFromItsLastParenthesis) {
-  const std::string text =
-      "4242 (a (b) c) S 17 4242 4242 0 -1 4194560 100 0 0 0 150 50 0 0 20 0 1 0 1000 1000 100 "
-      "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n";
+  const std::string text = "4242 (a (b) c) S 17 4242 4242 0 -1 4194560 100 0 0 0 150 50 0 0 20 0 1 0 1000 1000 100 "
+                           "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n";
   const std::optional<ProcStat> stat = parse_proc_stat(text);
   ASSERT_TRUE(stat.has_value());
   EXPECT_EQ(stat->pid, 4242);

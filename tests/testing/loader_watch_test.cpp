@@ -75,8 +75,7 @@ TEST(LoaderWatch, CountsALoopThatResetsEveryEpoch) {
   EXPECT_THAT(watch, ResetBeforeTeardownTimes(kEpochs - 1));
   EXPECT_THAT(watch, ResetAtTeardownTimes(0));
   ASSERT_EQ(watch.reset_log().size(), static_cast<std::size_t>(kEpochs - 1));
-  EXPECT_THAT(watch.traceback(watch.reset_log()[0]),
-              HasSubstr("::null_the_iterator_like_lightning_150\n"));
+  EXPECT_THAT(watch.traceback(watch.reset_log()[0]), HasSubstr("::null_the_iterator_like_lightning_150\n"));
 }
 
 TEST(LoaderWatch, CountsFromWhenItAttachedWhateverClearsTheEventLog) {
@@ -92,12 +91,10 @@ TEST(LoaderWatch, CountsFromWhenItAttachedWhateverClearsTheEventLog) {
 }
 
 TEST(LoaderMatchers, ReadAsSentences) {
-  EXPECT_EQ(::testing::DescribeMatcher<const LoaderWatch&>(SpawnedWorkersOnce()),
-            "spawned each of its workers once");
+  EXPECT_EQ(::testing::DescribeMatcher<const LoaderWatch&>(SpawnedWorkersOnce()), "spawned each of its workers once");
   EXPECT_EQ(::testing::DescribeMatcher<const LoaderWatch&>(NeverResetBefore(teardown)),
             "never reset its iterator before teardown");
-  EXPECT_EQ(::testing::DescribeMatcher<const LoaderWatch&>(LoadedDatasetTimes(2)),
-            "loaded its dataset 2 times");
+  EXPECT_EQ(::testing::DescribeMatcher<const LoaderWatch&>(LoadedDatasetTimes(2)), "loaded its dataset 2 times");
   EXPECT_EQ(::testing::DescribeMatcher<const LoaderWatch&>(ResetAtTeardownTimes(1), /*negation=*/true),
             "not: reset its iterator once at teardown");
 }

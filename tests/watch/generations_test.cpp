@@ -87,7 +87,8 @@ TEST(WorkerClassifier, SpawnedInterpretersAreWorkersAndTheTrackerIsAHelper) {
 
 TEST(WorkerClassifier, TheForkserversForksAreWorkersButAWorkersOwnChildIsNot) {
   std::vector<ProcessRecord> records = {
-      root(), exec_child(101, kRoot, "/usr/bin/python3 -c from multiprocessing.forkserver import main; main(8, 9)", 1.0),
+      root(),
+      exec_child(101, kRoot, "/usr/bin/python3 -c from multiprocessing.forkserver import main; main(8, 9)", 1.0),
       fork_worker(102, 1.1, 3.0, 101), fork_worker(103, 1.2, 2.0, 102)};
   records[1].end_s.reset();
   classify_processes(records);
@@ -132,9 +133,8 @@ TEST(Generations, ASetReplacedEveryEpochIsARespawnEachTime) {
 TEST(Generations, TwoLoadersStartedApartAreTwoGenerationsWithoutARespawn) {
   // Lightning 1.5.1: the validation workers start at the sanity check, the training workers
   // seconds later, and both live to the end.
-  const GenerationReport report = generations_of(
-      {root(), fork_worker(101, 1.0, 20.0), fork_worker(102, 1.0, 20.0), fork_worker(103, 4.0, 20.0),
-       fork_worker(104, 4.0, 20.0)});
+  const GenerationReport report = generations_of({root(), fork_worker(101, 1.0, 20.0), fork_worker(102, 1.0, 20.0),
+                                                  fork_worker(103, 4.0, 20.0), fork_worker(104, 4.0, 20.0)});
   EXPECT_EQ(report.generations.size(), 2u);
   EXPECT_EQ(report.respawns.size(), 0u);
 }
@@ -159,17 +159,21 @@ TEST(Generations, AStartReadLateByPollingStillCountsAsAfterTheEnd) {
 }
 
 TEST(Generations, WorkersOfDifferentParentsNeverShareAGeneration) {
-  const GenerationReport report =
-      generations_of({root(), exec_child(110, kRoot, "/usr/bin/python3 rank1.py", 0.1), fork_worker(101, 1.0, 2.0),
-                      fork_worker(111, 1.0, 2.0, 110)});
+  const GenerationReport report = generations_of({root(), exec_child(110, kRoot, "/usr/bin/python3 rank1.py", 0.1),
+                                                  fork_worker(101, 1.0, 2.0), fork_worker(111, 1.0, 2.0, 110)});
   EXPECT_EQ(report.generations.size(), 2u);
   EXPECT_EQ(report.respawns.size(), 0u);
 }
 
 TEST(WatchReport, TheVerdictSaysHowOftenWorkersWereReplaced) {
   WatchResult result;
-  result.processes = {root(), fork_worker(101, 1.0, 3.0), fork_worker(102, 1.0, 3.0), fork_worker(103, 3.1, 5.0),
-                      fork_worker(104, 3.1, 5.0), fork_worker(105, 5.1, 7.0), fork_worker(106, 5.1, 7.0)};
+  result.processes = {root(),
+                      fork_worker(101, 1.0, 3.0),
+                      fork_worker(102, 1.0, 3.0),
+                      fork_worker(103, 3.1, 5.0),
+                      fork_worker(104, 3.1, 5.0),
+                      fork_worker(105, 5.1, 7.0),
+                      fork_worker(106, 5.1, 7.0)};
   result.processes[0].end_s = 7.5;
   result.origin_s = 0.0;
   result.end_s = 7.5;

@@ -136,7 +136,7 @@ TEST(HookEvent, ADatagramOfTheHookIsReadWithItsStackAndRank) {
 
 TEST(HookEvent, WhatIsNotAHookEventIsRefusedAndWrongTypesAreLeftOut) {
   EXPECT_FALSE(parse_hook_event("not json", 1.0));
-  EXPECT_FALSE(parse_hook_event(R"({"kind":"hello"})", 1.0));   // no pid
+  EXPECT_FALSE(parse_hook_event(R"({"kind":"hello"})", 1.0));  // no pid
   EXPECT_FALSE(parse_hook_event(R"([1, 2, 3])", 1.0));
   const std::optional<HookEvent> odd =
       parse_hook_event(R"({"kind":"something_new","pid":5,"persistent":"yes","stack":[["f",1]]})", 4.0);
@@ -186,8 +186,9 @@ TEST(PythonView, ALoaderTakingOverFromAnotherIsNoRespawn) {
                                    ended(HookEventKind::workers_shutdown, 2.0, "I1", 8, 0, {frame("_next_data", 5)}),
                                    made(2.1, "L2", "I2", {203, 204})};
   events[1].loader = "L1";
-  const Analysed a = analyse(
-      {program(), worker(201, 1.0, 2.0), worker(202, 1.0, 2.0), worker(203, 2.1, 3.0), worker(204, 2.1, 3.0)}, events);
+  const Analysed a =
+      analyse({program(), worker(201, 1.0, 2.0), worker(202, 1.0, 2.0), worker(203, 2.1, 3.0), worker(204, 2.1, 3.0)},
+              events);
   EXPECT_EQ(a.generations.generations.size(), 2u);
   EXPECT_EQ(a.findings.respawns.count, 0);
 }
@@ -219,9 +220,10 @@ TEST(Findings, AStackSharedByTheRanksOfAJobNamesEveryRankInOrder) {
     view.loaders.push_back(LoaderView::of(stop));
     view.events.push_back(stop);
   }
-  EXPECT_EQ(reset_heading(view, StackGroup{{0, 1}}),
-            "workers of loader L1 (Squares, batch 16, 2 fork workers, persistent) in pids 100 (rank 0) and 101 (rank 1) "
-            "shut down by reset()");
+  EXPECT_EQ(
+      reset_heading(view, StackGroup{{0, 1}}),
+      "workers of loader L1 (Squares, batch 16, 2 fork workers, persistent) in pids 100 (rank 0) and 101 (rank 1) "
+      "shut down by reset()");
   EXPECT_EQ(reset_heading(view, StackGroup{{1, 0}}), reset_heading(view, StackGroup{{0, 1}}));
   // One process keeps the single-process heading.
   EXPECT_EQ(reset_heading(view, StackGroup{{1}}), reset_heading(view, view.events[1]));
@@ -252,7 +254,8 @@ TEST(Findings, ALoaderMadeAgainWhileAnotherOfItsKindKeepsItsWorkersLeaksThem) {
   // does (at 100 s); the live count grows 0 -> 2 -> 4 -> 6 at the epoch lines.
   EXPECT_EQ(a.findings.leaked_workers.count, 4);
   EXPECT_EQ(a.findings.leaked_workers.details.size(), 3u);
-  EXPECT_THAT(a.findings.leaked_workers.details[0], HasSubstr("while L1, a loader of the same kind, still had 2 alive"));
+  EXPECT_THAT(a.findings.leaked_workers.details[0],
+              HasSubstr("while L1, a loader of the same kind, still had 2 alive"));
   EXPECT_EQ(a.findings.live_at_epochs, (std::vector<int>{0, 2, 4, 6}));
   EXPECT_THAT(a.findings.leaked_workers.details[2], HasSubstr("grew: 0 → 2 → 4 → 6"));
 }
@@ -268,12 +271,12 @@ TEST(Findings, ASetReplacedAtEachEpochLineIsNoGrowth) {
 }
 
 TEST(Findings, LoadersOfOneKindMadeTogetherLeakNothing) {
-  std::vector<HookEvent> events = {
-      with_loader(event(HookEventKind::loader_made, 0.5, "L1")), with_loader(event(HookEventKind::loader_made, 0.5, "L2")),
-      made(1.0, "L1", "I1", {201, 202}), made(1.0, "L2", "I2", {203, 204})};
-  const Analysed a = analyse({program(), worker(201, 1.0, 3.0), worker(202, 1.0, 3.0), worker(203, 1.0, 3.0),
-                              worker(204, 1.0, 3.0)},
-                             events);
+  std::vector<HookEvent> events = {with_loader(event(HookEventKind::loader_made, 0.5, "L1")),
+                                   with_loader(event(HookEventKind::loader_made, 0.5, "L2")),
+                                   made(1.0, "L1", "I1", {201, 202}), made(1.0, "L2", "I2", {203, 204})};
+  const Analysed a =
+      analyse({program(), worker(201, 1.0, 3.0), worker(202, 1.0, 3.0), worker(203, 1.0, 3.0), worker(204, 1.0, 3.0)},
+              events);
   EXPECT_EQ(a.findings.leaked_workers.count, 0);
   EXPECT_EQ(a.findings.peak.workers, 4);
 }

@@ -20,7 +20,9 @@ namespace {
 using ::testing::HasSubstr;
 using testing::kPython;
 
-std::string program(const std::string& name) { return std::string(kPython) + " " + source_dir() + "/tests/watch/" + name; }
+std::string program(const std::string& name) {
+  return std::string(kPython) + " " + source_dir() + "/tests/watch/" + name;
+}
 
 testing::CommandResult watch(const std::string& args) {
   return testing::run_shell(testing::dlreset_binary() + " watch " + args);
@@ -69,8 +71,9 @@ TEST(RealJobs, ATorchrunJobGivesEveryRanksWorkersTracebacksAndSums) {
   for (const auto& process : report["python"]["processes"]) {
     if (process["rank"].is_number()) pid_of_rank[process["rank"].get<int>()] = process["pid"].get<int>();
   }
-  EXPECT_THAT(result.err, HasSubstr("in pids " + std::to_string(pid_of_rank[0]) + " (rank 0) and " +
-                                    std::to_string(pid_of_rank[1]) + " (rank 1) shut down by reset_like_lightning_1_5_0()"));
+  EXPECT_THAT(result.err,
+              HasSubstr("in pids " + std::to_string(pid_of_rank[0]) + " (rank 0) and " +
+                        std::to_string(pid_of_rank[1]) + " (rank 1) shut down by reset_like_lightning_1_5_0()"));
   EXPECT_THAT(result.err, HasSubstr("in reset_like_lightning_1_5_0\n        loader._iterator._shutdown_workers()"));
   // The ranks' lines come through torchrun's tee, prefixed; the pattern finds rank 0's.
   EXPECT_EQ(report["epoch_marks_s"].size(), 3u) << result.err;
@@ -139,9 +142,9 @@ TEST(RealJobs, TheStandaloneWatcherLinksNoLibTorchAndGivesTheSameReport) {
   EXPECT_THAT(libraries.out, ::testing::Not(HasSubstr("libtorch")));
   EXPECT_THAT(libraries.out, ::testing::Not(HasSubstr("libc10")));
   testing::TempDir dir;
-  const testing::CommandResult result = testing::run_shell(
-      standalone + " --no-live --expect-persistent --json " + dir.file("watch.json") + " -- " +
-      program("train_loop.py") + " --mode reset --epochs 2");
+  const testing::CommandResult result =
+      testing::run_shell(standalone + " --no-live --expect-persistent --json " + dir.file("watch.json") + " -- " +
+                         program("train_loop.py") + " --mode reset --epochs 2");
   EXPECT_EQ(result.status, kGateFailed) << result.err;
   EXPECT_THAT(result.err, HasSubstr("dlreset-watch: workers were replaced 1 time"));
   EXPECT_THAT(result.err, HasSubstr("in reset_like_lightning_1_5_0"));

@@ -12,12 +12,12 @@
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
-#include <utility>
-#include <vector>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "tests/support/command.h"
 #include "tests/support/fixtures.h"
@@ -62,10 +62,10 @@ TEST_P(WatchTrainLoop, CountsTheGenerationsAndTheRespawnsOfARealTorchLoop) {
   DLRESET_REQUIRE_PYTHON_TORCH();
   const Scenario& scenario = GetParam();
   testing::TempDir dir;
-  const Result result = watch("--expect-persistent --epoch-regex '^Epoch' --json " + dir.file("watch.json") +
-                              " --events " + dir.file("events.json") + " -- " + kPython + " " + train_loop() +
-                              " --workers 2 --epochs 3 --mode " + scenario.mode + " --start-method " +
-                              scenario.start_method);
+  const Result result =
+      watch("--expect-persistent --epoch-regex '^Epoch' --json " + dir.file("watch.json") + " --events " +
+            dir.file("events.json") + " -- " + kPython + " " + train_loop() + " --workers 2 --epochs 3 --mode " +
+            scenario.mode + " --start-method " + scenario.start_method);
   const nlohmann::json report = read_json(dir.file("watch.json"));
   ASSERT_FALSE(report.empty()) << result.err;
   EXPECT_EQ(report["schema"], "dlreset.watch");
@@ -100,8 +100,9 @@ TEST_P(WatchTrainLoop, CountsTheGenerationsAndTheRespawnsOfARealTorchLoop) {
   } else {
     EXPECT_EQ(result.status, kGateFailed) << result.err;
     EXPECT_THAT(result.err, HasSubstr("workers were replaced " + std::to_string(scenario.respawns) + " times (at "));
-    EXPECT_THAT(result.err, HasSubstr(scenario.mode == "reset" ? "the loop is not keeping persistent workers"
-                                                               : "its loader is not persistent (persistent_workers=False)"));
+    EXPECT_THAT(result.err,
+                HasSubstr(scenario.mode == "reset" ? "the loop is not keeping persistent workers"
+                                                   : "its loader is not persistent (persistent_workers=False)"));
     // A spawned generation lives for seconds (each worker starts an interpreter and imports
     // torch), long enough to be reported as it happens, not only in the summary.
     if (scenario.start_method == "spawn") {
@@ -122,13 +123,13 @@ TEST_P(WatchTrainLoop, CountsTheGenerationsAndTheRespawnsOfARealTorchLoop) {
   EXPECT_EQ(events["events"].size(), static_cast<std::size_t>(4 * scenario.generations + resets));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    RealTorch, WatchTrainLoop,
-    ::testing::Values(Scenario{"fork", "persistent", 1, 0}, Scenario{"fork", "reset", 3, 2},
-                      Scenario{"fork", "nonpersistent", 3, 2}, Scenario{"spawn", "persistent", 1, 0},
-                      Scenario{"spawn", "reset", 3, 2}, Scenario{"spawn", "nonpersistent", 3, 2},
-                      Scenario{"forkserver", "reset", 3, 2}),
-    scenario_name);
+INSTANTIATE_TEST_SUITE_P(RealTorch, WatchTrainLoop,
+                         ::testing::Values(Scenario{"fork", "persistent", 1, 0}, Scenario{"fork", "reset", 3, 2},
+                                           Scenario{"fork", "nonpersistent", 3, 2},
+                                           Scenario{"spawn", "persistent", 1, 0}, Scenario{"spawn", "reset", 3, 2},
+                                           Scenario{"spawn", "nonpersistent", 3, 2},
+                                           Scenario{"forkserver", "reset", 3, 2}),
+                         scenario_name);
 
 TEST(Watch, PollingFindsTheSameRespawnsAsTheEventsConnector) {
   DLRESET_REQUIRE_PYTHON_TORCH();
@@ -148,10 +149,11 @@ class WatchDlresetRun : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(WatchDlresetRun, SeesAsManyWorkersAsTheRunSpawned) {
   testing::TempDir dir;
-  const Result result = watch("--json " + dir.file("watch.json") + " -- " + testing::dlreset_binary() +
-                              " run --variant " + GetParam() +
-                              " --workers 2 --epochs 3 --limit-train-batches 4 --limit-val-batches 2 --no-progress"
-                              " --json " + dir.file("run.json"));
+  const Result result =
+      watch("--json " + dir.file("watch.json") + " -- " + testing::dlreset_binary() + " run --variant " + GetParam() +
+            " --workers 2 --epochs 3 --limit-train-batches 4 --limit-val-batches 2 --no-progress"
+            " --json " +
+            dir.file("run.json"));
   ASSERT_EQ(result.status, 0) << result.err;
   const nlohmann::json run = read_json(dir.file("run.json"));
   const nlohmann::json report = read_json(dir.file("watch.json"));
@@ -189,10 +191,10 @@ TEST(Watch, AttachedToARunningProgramSeesTheWorkersItStartsAfterwards) {
   const std::string go = dir.file("go");
   const std::string script =
       std::string(kPython) + " " + train_loop() + " --workers 2 --epochs 2 --mode reset --wait-for " + go +
-      " & program=$!; " + testing::dlreset_binary() + " watch --pid $program --json " + dir.file("watch.json") +
-      " 2>" + dir.file("watch.err") + " & watcher=$!; " +
-      "for i in $(seq 600); do grep -q attached " + dir.file("watch.err") + " && break; sleep 0.05; done; " +
-      "touch " + go + "; wait $watcher; echo watcher=$?; wait $program; echo program=$?";
+      " & program=$!; " + testing::dlreset_binary() + " watch --pid $program --json " + dir.file("watch.json") + " 2>" +
+      dir.file("watch.err") + " & watcher=$!; " + "for i in $(seq 600); do grep -q attached " + dir.file("watch.err") +
+      " && break; sleep 0.05; done; " + "touch " + go +
+      "; wait $watcher; echo watcher=$?; wait $program; echo program=$?";
   const Result result = testing::run_shell(script);
   const std::string err = read_file(dir.file("watch.err"));
   EXPECT_THAT(result.out, HasSubstr("watcher=0")) << err;
@@ -220,16 +222,15 @@ TEST(Watch, PassesTheProgramsExitStatusThrough) {
 }
 
 TEST(Watch, BadInputExitsTwoWithOneLine) {
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {"", "needs a command to run"},
-      {"--pid 999999999", "--pid"},
-      {"--pid 0", "--pid"},
-      {"--epoch-regex '(' -- true", "--epoch-regex"},
-      {"--poll-ms 0 -- true", "--poll-ms"},
-      {"--mode sometimes -- true", "--mode"},
-      {"--json - -- true", "--json"},
-      {"--pid 1 -- true", "not both"},
-      {"--max-respawns -1 -- true", "--max-respawns"}};
+  const std::vector<std::pair<std::string, std::string>> cases = {{"", "needs a command to run"},
+                                                                  {"--pid 999999999", "--pid"},
+                                                                  {"--pid 0", "--pid"},
+                                                                  {"--epoch-regex '(' -- true", "--epoch-regex"},
+                                                                  {"--poll-ms 0 -- true", "--poll-ms"},
+                                                                  {"--mode sometimes -- true", "--mode"},
+                                                                  {"--json - -- true", "--json"},
+                                                                  {"--pid 1 -- true", "not both"},
+                                                                  {"--max-respawns -1 -- true", "--max-respawns"}};
   for (const auto& [args, named] : cases) {
     const Result result = watch(args);
     EXPECT_EQ(result.status, 2) << args << ": " << result.err;

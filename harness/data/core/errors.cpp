@@ -14,14 +14,14 @@ namespace dlreset::data {
 
 std::string exception_type_name(const std::exception& e) {
   int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> name(
-      abi::__cxa_demangle(typeid(e).name(), nullptr, nullptr, &status), &std::free);
+  std::unique_ptr<char, decltype(&std::free)> name(abi::__cxa_demangle(typeid(e).name(), nullptr, nullptr, &status),
+                                                   &std::free);
   return status == 0 && name ? std::string(name.get()) : std::string(typeid(e).name());
 }
 
 namespace {
-std::string worker_error_message(const std::string& loader, int worker_id, std::int64_t pid,
-                                 const std::string& type, const std::string& message) {
+std::string worker_error_message(const std::string& loader, int worker_id, std::int64_t pid, const std::string& type,
+                                 const std::string& message) {
   std::ostringstream out;
   // Torch's first line, word for word, is "Caught <type> in DataLoader worker process <id>.".
   out << "Caught " << type << " in DataLoader worker process " << worker_id;
@@ -33,8 +33,7 @@ std::string worker_error_message(const std::string& loader, int worker_id, std::
 
 int signal_of(int wait_status) { return WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0; }
 
-std::string died_message(const std::string& loader, int worker_id, std::int64_t pid,
-                         int wait_status) {
+std::string died_message(const std::string& loader, int worker_id, std::int64_t pid, int wait_status) {
   std::ostringstream out;
   // Torch's words, "pid(s)" included: it names every worker it found dead at once.
   out << "DataLoader worker (pid(s) " << pid << ") exited unexpectedly";
@@ -43,8 +42,8 @@ std::string died_message(const std::string& loader, int worker_id, std::int64_t 
     // Torch chains the error above to its SIGCHLD handler's, and raises that one alone when
     // the signal arrives outside the wait for data; both are torch's words for the same event,
     // so both are here, word for word ("is killed by signal: Killed. ").
-    out << ": DataLoader worker (pid " << pid << ") is killed by signal: " << strsignal(sig)
-        << ". It was worker " << worker_id;
+    out << ": DataLoader worker (pid " << pid << ") is killed by signal: " << strsignal(sig) << ". It was worker "
+        << worker_id;
     if (!loader.empty()) out << " of loader '" << loader << "'";
     out << ", ended by signal " << sig;
   } else {
@@ -72,24 +71,21 @@ std::string timeout_message(double timeout_s) {
 }
 }  // namespace
 
-WorkerError::WorkerError(std::string loader, int worker_id, std::int64_t pid,
-                         std::string original_type, std::string original_message)
-    : DataLoaderError(
-          worker_error_message(loader, worker_id, pid, original_type, original_message)),
+WorkerError::WorkerError(const std::string& loader, int worker_id, std::int64_t pid, std::string original_type,
+                         std::string original_message)
+    : DataLoaderError(worker_error_message(loader, worker_id, pid, original_type, original_message)),
       worker_id_(worker_id),
       pid_(pid),
       original_type_(std::move(original_type)),
       original_message_(std::move(original_message)) {}
 
-WorkerDiedError::WorkerDiedError(std::string loader, int worker_id, std::int64_t pid,
-                                 int wait_status)
+WorkerDiedError::WorkerDiedError(const std::string& loader, int worker_id, std::int64_t pid, int wait_status)
     : DataLoaderError(died_message(loader, worker_id, pid, wait_status)),
       worker_id_(worker_id),
       pid_(pid),
       signal_(signal_of(wait_status)) {}
 
-DataLoaderTimeoutError::DataLoaderTimeoutError(double timeout_s)
-    : DataLoaderError(timeout_message(timeout_s)) {}
+DataLoaderTimeoutError::DataLoaderTimeoutError(double timeout_s) : DataLoaderError(timeout_message(timeout_s)) {}
 
 InterruptedError::InterruptedError(int signal_number)
     : std::runtime_error(interrupted_message(signal_number)), signal_number_(signal_number) {}

@@ -27,7 +27,7 @@ class DatasetError : public DataLoaderError {
 /// ExceptionWrapper it keeps the worker's id and the original message.
 class WorkerError : public DataLoaderError {
  public:
-  WorkerError(std::string loader, int worker_id, std::int64_t pid, std::string original_type,
+  WorkerError(const std::string& loader, int worker_id, std::int64_t pid, std::string original_type,
               std::string original_message);
   int worker_id() const { return worker_id_; }
   std::int64_t pid() const { return pid_; }
@@ -44,7 +44,7 @@ class WorkerError : public DataLoaderError {
 /// A worker process died without being asked to (killed, crashed, exited).
 class WorkerDiedError : public DataLoaderError {
  public:
-  WorkerDiedError(std::string loader, int worker_id, std::int64_t pid, int wait_status);
+  WorkerDiedError(const std::string& loader, int worker_id, std::int64_t pid, int wait_status);
   int worker_id() const { return worker_id_; }
   std::int64_t pid() const { return pid_; }
   /// The signal that killed it, or 0 if it exited.

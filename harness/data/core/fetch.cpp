@@ -23,8 +23,8 @@ RawBatch fetch_batch(Dataset& dataset, IndexBuffer indices, BatchBlocks blocks) 
   return batch;
 }
 
-void fetch_batch_into(Dataset& dataset, const IndexBuffer& indices,
-                      std::int64_t* indices_out, std::int64_t* labels, float* features) {
+void fetch_batch_into(Dataset& dataset, const IndexBuffer& indices, std::int64_t* indices_out, std::int64_t* labels,
+                      float* features) {
   const std::int64_t numel = dataset.sample_numel();
   for (std::size_t i = 0; i < indices.size(); ++i) {
     indices_out[i] = indices[i];

@@ -17,7 +17,7 @@ class Dataset;
 RawBatch fetch_batch(Dataset& dataset, IndexBuffer indices, BatchBlocks blocks = {});
 /// The same, into memory someone else owns (a worker's shared-memory slot): `indices_out` and
 /// `labels` hold indices.size() values, `features` indices.size() × sample_numel() floats.
-void fetch_batch_into(Dataset& dataset, const IndexBuffer& indices,
-                      std::int64_t* indices_out, std::int64_t* labels, float* features);
+void fetch_batch_into(Dataset& dataset, const IndexBuffer& indices, std::int64_t* indices_out, std::int64_t* labels,
+                      float* features);
 
 }  // namespace dlreset::data

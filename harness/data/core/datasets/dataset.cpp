@@ -12,8 +12,6 @@ std::int64_t shape_numel(const SampleShape& shape) {
 
 std::int64_t Dataset::sample_numel() const { return shape_numel(sample_shape()); }
 
-std::unique_ptr<Dataset> make_dataset(const std::string& spec) {
-  return DatasetRegistry::global().make(spec);
-}
+std::unique_ptr<Dataset> make_dataset(const std::string& spec) { return DatasetRegistry::global().make(spec); }
 
 }  // namespace dlreset::data

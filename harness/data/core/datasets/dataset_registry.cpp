@@ -34,7 +34,8 @@ void DatasetRegistry::add(const std::string& kind, Factory factory) {
                            "\"kind\" that the dataset's spec() writes.");
   }
   if (!factories_.emplace(kind, factory).second) {
-    throw std::logic_error("The dataset kind '" + kind + "' is registered twice; give one of "
+    throw std::logic_error("The dataset kind '" + kind +
+                           "' is registered twice; give one of "
                            "the two datasets another kind, in its spec() and its registration.");
   }
 }
@@ -51,7 +52,8 @@ std::unique_ptr<Dataset> DatasetRegistry::make(const std::string& text) const {
   const auto found = factories_.find(kind);
   if (found == factories_.end()) {
     throw DatasetError("Unknown dataset kind '" + kind + "' in a dataset spec; this program knows " +
-                       quoted_list(kinds()) + ". A dataset used with start_method 'spawn' must "
+                       quoted_list(kinds()) +
+                       ". A dataset used with start_method 'spawn' must "
                        "register its kind with DLRESET_REGISTER_DATASET (harness/data/"
                        "dataset_registry.h) in a file linked into the program.");
   }

@@ -27,8 +27,8 @@ class DatasetRegistry {
   /// Throws std::logic_error when `kind` is empty or already registered: two datasets under one
   /// name would rebuild as whichever registered last.
   void add(const std::string& kind, Factory factory);
-  /// Throws DatasetError for a spec that is not JSON or names no registered kind.
-  std::unique_ptr<Dataset> make(const std::string& spec) const;
+  /// Throws DatasetError for a spec `text` that is not JSON or names no registered kind.
+  std::unique_ptr<Dataset> make(const std::string& text) const;
   /// The registered kinds, sorted: those of the datasets whose code the program links. A
   /// built-in kind that the program never uses (a probe dataset, say) may be missing, since the
   /// linker leaves its object file out; the program could not have made one to spawn anyway.
@@ -43,8 +43,8 @@ namespace detail {
 /// program and before the spawned-worker entry (an unprioritised constructor) looks a kind up.
 template <typename T>
 void register_dataset(const char* kind) {
-  DatasetRegistry::global().add(
-      kind, [](const std::string& spec) -> std::unique_ptr<Dataset> { return T::from_spec(spec); });
+  DatasetRegistry::global().add(kind,
+                                [](const std::string& spec) -> std::unique_ptr<Dataset> { return T::from_spec(spec); });
 }
 }  // namespace detail
 
@@ -57,8 +57,7 @@ void register_dataset(const char* kind) {
 /// `static std::unique_ptr<Type> from_spec(const std::string& spec)`. Put it at namespace scope
 /// in the .cpp file of the dataset, which must be linked into the program: an object file of a
 /// static library that nothing else uses is left out, and its registration with it.
-#define DLRESET_REGISTER_DATASET(kind, Type)                                                    \
-  __attribute__((constructor(1000))) static void DLRESET_DATASET_CONCAT(                        \
-      dlreset_register_dataset_, __LINE__)() {                                                  \
-    ::dlreset::data::detail::register_dataset<Type>(kind);                                      \
+#define DLRESET_REGISTER_DATASET(kind, Type)                                                                     \
+  __attribute__((constructor(1000))) static void DLRESET_DATASET_CONCAT(dlreset_register_dataset_, __LINE__)() { \
+    ::dlreset::data::detail::register_dataset<Type>(kind);                                                       \
   }

@@ -5,33 +5,29 @@
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
-#include <utility>
 #include <sys/stat.h>
+#include <utility>
 
 #include "harness/data/core/datasets/dataset_registry.h"
-#include "harness/data/core/errors.h"
 #include "harness/data/core/datasets/idx_reader.h"
+#include "harness/data/core/errors.h"
 
 namespace dlreset::data {
 
 namespace {
 
-void check_headers(const IdxHeader& images, const IdxHeader& labels,
-                   const IdxDatasetOptions& options) {
+void check_headers(const IdxHeader& images, const IdxHeader& labels, const IdxDatasetOptions& options) {
   if (images.dims.size() != 3) {
-    throw DatasetError("IDX file '" + options.images_path + "' has " +
-                       std::to_string(images.dims.size()) +
+    throw DatasetError("IDX file '" + options.images_path + "' has " + std::to_string(images.dims.size()) +
                        " dimensions; an images file has 3 (count, rows, cols).");
   }
   if (labels.dims.size() != 1) {
-    throw DatasetError("IDX file '" + options.labels_path + "' has " +
-                       std::to_string(labels.dims.size()) +
+    throw DatasetError("IDX file '" + options.labels_path + "' has " + std::to_string(labels.dims.size()) +
                        " dimensions; a labels file has 1 (count).");
   }
   if (images.dims[0] != labels.dims[0]) {
-    throw DatasetError("IDX file '" + options.images_path + "' holds " +
-                       std::to_string(images.dims[0]) + " images but '" + options.labels_path +
-                       "' holds " + std::to_string(labels.dims[0]) +
+    throw DatasetError("IDX file '" + options.images_path + "' holds " + std::to_string(images.dims[0]) +
+                       " images but '" + options.labels_path + "' holds " + std::to_string(labels.dims[0]) +
                        " labels; the two files must come from the same split.");
   }
 }
@@ -43,7 +39,7 @@ bool exists(const std::string& path) {
 
 /// Debian ships the files gzip'ed; an unpacked copy works too.
 std::string find_file(const std::string& root, const std::string& name) {
-  const std::string base = root + "/" + name;
+  std::string base = root + "/" + name;
   if (exists(base + ".gz") || !exists(base)) return base + ".gz";
   return base;
 }
@@ -71,8 +67,7 @@ void IdxDataset::load() {
   const std::vector<std::uint8_t> pixels = read_idx_payload(options_.images_path, &images_header);
   std::vector<std::uint8_t> labels = read_idx_payload(options_.labels_path, &labels_header);
   check_headers(images_header, labels_header, options_);
-  if (images_header.dims[0] != size_ || images_header.dims[1] != rows_ ||
-      images_header.dims[2] != cols_) {
+  if (images_header.dims[0] != size_ || images_header.dims[1] != rows_ || images_header.dims[2] != cols_) {
     throw DatasetError("IDX file '" + options_.images_path +
                        "' changed since the dataset was created; recreate the DataLoader.");
   }
@@ -95,8 +90,7 @@ std::int64_t IdxDataset::get(std::int64_t index, float* features) {
   }
   load();
   const std::int64_t numel = rows_ * cols_;
-  std::memcpy(features, data_->images.data() + index * numel,
-              static_cast<std::size_t>(numel) * sizeof(float));
+  std::memcpy(features, data_->images.data() + index * numel, static_cast<std::size_t>(numel) * sizeof(float));
   return data_->labels[static_cast<std::size_t>(index)];
 }
 

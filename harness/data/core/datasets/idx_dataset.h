@@ -32,8 +32,8 @@ class IdxDataset : public Dataset {
   std::unique_ptr<Dataset> clone() const override;
   std::string spec() const override;
 
-  /// Rebuilds from the JSON that `spec()` writes (kind "idx").
-  static std::unique_ptr<IdxDataset> from_spec(const std::string& spec);
+  /// Rebuilds from the JSON `text` that `spec()` writes (kind "idx").
+  static std::unique_ptr<IdxDataset> from_spec(const std::string& text);
 
   /// Loads now if not loaded yet (what the first `get` does).
   void load();

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "harness/data/core/errors.h"
+#include "harness/sys/unique_fd.h"
 
 namespace dlreset::data {
 
@@ -118,9 +119,7 @@ class IdxDecoder {
 
  private:
   std::size_t remaining_input() const { return stream_.avail_in + (size_ - offset_); }
-  const std::uint8_t* next_input() const {
-    return stream_.avail_in > 0 ? stream_.next_in : data_ + offset_;
-  }
+  const std::uint8_t* next_input() const { return stream_.avail_in > 0 ? stream_.next_in : data_ + offset_; }
 
   const std::uint8_t* data_;
   std::size_t size_;
@@ -135,15 +134,15 @@ class IdxDecoder {
 
 /// A short read is either a truncated gzip stream or a file whose payload is shorter than its
 /// header promises.
-[[noreturn]] void fail_short(const IdxDecoder& decoder, const std::string& name,
-                             const std::string& part, std::size_t expected, std::size_t got) {
+[[noreturn]] void fail_short(const IdxDecoder& decoder, const std::string& name, const std::string& part,
+                             std::size_t expected, std::size_t got) {
   std::ostringstream what;
   if (decoder.cut_short()) {
-    what << "is truncated: its gzip stream ends early, inside the " << part << " (" << got
-         << " of " << expected << " bytes); the file is incomplete, download or reinstall it.";
+    what << "is truncated: its gzip stream ends early, inside the " << part << " (" << got << " of " << expected
+         << " bytes); the file is incomplete, download or reinstall it.";
   } else {
-    what << "is truncated: its header promises " << expected << " bytes of " << part
-         << " but the file holds only " << got << "; the file is incomplete or not an IDX file.";
+    what << "is truncated: its header promises " << expected << " bytes of " << part << " but the file holds only "
+         << got << "; the file is incomplete or not an IDX file.";
   }
   fail(name, what.str());
 }
@@ -171,13 +170,13 @@ IdxHeader parse_header(IdxDecoder& decoder, const std::string& name) {
   IdxHeader header;
   header.type_code = magic[2];
   const std::size_t ndims = magic[3];
-  unsigned char raw_dims[16];
+  unsigned char raw_dims[16] = {};
   const std::size_t dims_got = decoder.read(raw_dims, 4 * ndims);
   if (dims_got < 4 * ndims) fail_short(decoder, name, "header", 4 + 4 * ndims, 4 + dims_got);
   for (std::size_t d = 0; d < ndims; ++d) {
     const unsigned char* b = raw_dims + 4 * d;
-    const std::int64_t dim = (std::int64_t{b[0]} << 24) | (std::int64_t{b[1]} << 16) |
-                             (std::int64_t{b[2]} << 8) | std::int64_t{b[3]};
+    const std::int64_t dim =
+        (std::int64_t{b[0]} << 24) | (std::int64_t{b[1]} << 16) | (std::int64_t{b[2]} << 8) | std::int64_t{b[3]};
     header.dims.push_back(dim);
   }
   if (header.element_count() > kMaxElements) {
@@ -189,17 +188,14 @@ IdxHeader parse_header(IdxDecoder& decoder, const std::string& name) {
 
 /// Reads the file, or its first `limit` bytes.
 std::vector<std::uint8_t> read_file(const std::string& path, std::size_t limit) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const sys::UniqueFd owned(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  const int fd = owned.get();
   if (fd < 0) {
     const int err = errno;
     throw DatasetError("Cannot open IDX file '" + path + "': " + std::strerror(err) +
                        ". Install dataset-fashion-mnist (ci/install-deps.sh does) or point "
                        "--data at the directory that holds the files.");
   }
-  struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }
-  } closer{fd};
   struct stat info {};
   std::vector<std::uint8_t> bytes;
   if (::fstat(fd, &info) == 0 && info.st_size > 0) {
@@ -242,8 +238,8 @@ IdxHeader parse_idx_header(const std::uint8_t* data, std::size_t size, const std
   return parse_header(decoder, name);
 }
 
-std::vector<std::uint8_t> parse_idx(const std::uint8_t* data, std::size_t size,
-                                    const std::string& name, IdxHeader* header_out) {
+std::vector<std::uint8_t> parse_idx(const std::uint8_t* data, std::size_t size, const std::string& name,
+                                    IdxHeader* header_out) {
   IdxDecoder decoder(data, size, name);
   IdxHeader header = parse_header(decoder, name);
   const auto expected = static_cast<std::size_t>(header.element_count());
@@ -254,8 +250,7 @@ std::vector<std::uint8_t> parse_idx(const std::uint8_t* data, std::size_t size,
   payload.reserve(std::min(expected, decoder.max_output()));
   while (payload.size() < expected) {
     const std::size_t at = payload.size();
-    const std::size_t want =
-        std::min({kPayloadChunk, expected - at, std::max<std::size_t>(1, decoder.max_output())});
+    const std::size_t want = std::min({kPayloadChunk, expected - at, std::max<std::size_t>(1, decoder.max_output())});
     payload.resize(at + want);
     const std::size_t got = decoder.read(payload.data() + at, want);
     payload.resize(at + got);
@@ -294,11 +289,18 @@ std::vector<std::uint8_t> read_idx_payload(const std::string& path, IdxHeader* h
     void* mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     ::close(fd);
     if (mapped != MAP_FAILED) {
-      struct Unmapper {
-        void* address;
-        std::size_t size;
-        ~Unmapper() { ::munmap(address, size); }
-      } unmapper{mapped, size};
+      /// Unmaps the file however parse_idx leaves, by return or by throw.
+      class Unmapper {
+       public:
+        Unmapper(void* address, std::size_t size) : address_(address), size_(size) {}
+        ~Unmapper() { ::munmap(address_, size_); }
+        Unmapper(const Unmapper&) = delete;
+        Unmapper& operator=(const Unmapper&) = delete;
+
+       private:
+        void* address_;
+        std::size_t size_;
+      } unmapper(mapped, size);
       ::madvise(mapped, size, MADV_SEQUENTIAL);
       return parse_idx(static_cast<const std::uint8_t*>(mapped), size, path, header);
     }
@@ -325,8 +327,7 @@ void write_idx_file(const std::string& path, const std::vector<std::int64_t>& di
   const bool compress = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
   std::unique_ptr<gzFile_s, GzCloser> file(gzopen(path.c_str(), compress ? "wb" : "wbT"));
   if (!file) throw DatasetError("Cannot create IDX file '" + path + "'.");
-  if (!bytes.empty() &&
-      gzwrite(file.get(), bytes.data(), static_cast<unsigned>(bytes.size())) <= 0) {
+  if (!bytes.empty() && gzwrite(file.get(), bytes.data(), static_cast<unsigned>(bytes.size())) <= 0) {
     throw DatasetError("Cannot write IDX file '" + path + "'.");
   }
 }

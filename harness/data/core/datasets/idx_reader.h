@@ -29,8 +29,8 @@ std::vector<std::uint8_t> read_idx_payload(const std::string& path, IdxHeader* h
 /// the file in error messages. The file functions are these plus a read of the file, which
 /// is what lets the fuzzer (tests/fuzz/) reach every check without touching a disk.
 IdxHeader parse_idx_header(const std::uint8_t* data, std::size_t size, const std::string& name);
-std::vector<std::uint8_t> parse_idx(const std::uint8_t* data, std::size_t size,
-                                    const std::string& name, IdxHeader* header);
+std::vector<std::uint8_t> parse_idx(const std::uint8_t* data, std::size_t size, const std::string& name,
+                                    IdxHeader* header);
 
 /// Writes an uncompressed (or, when `path` ends in ".gz", gzip-compressed) IDX file of unsigned
 /// bytes: what tests use to build tiny fixtures.

@@ -31,7 +31,8 @@ class SampleShape {
   /// GCC's -Warray-bounds at -O2 takes the heap branch, which that caller never reaches, for a
   /// read past the array.
   SampleShape(const std::int64_t* first, const std::int64_t* last);
-  explicit SampleShape(const std::vector<std::int64_t>& sizes) : SampleShape(sizes.data(), sizes.data() + sizes.size()) {}
+  explicit SampleShape(const std::vector<std::int64_t>& sizes)
+      : SampleShape(sizes.data(), sizes.data() + sizes.size()) {}
 
   const std::int64_t* data() const { return size_ <= kInlineDims ? inline_.data() : heap_.data(); }
   std::size_t size() const { return size_; }

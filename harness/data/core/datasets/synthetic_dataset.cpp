@@ -1,10 +1,10 @@
 #include "harness/data/core/datasets/synthetic_dataset.h"
 
 #include <chrono>
-#include <utility>
-#include <vector>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "harness/data/core/datasets/dataset_registry.h"
 #include "harness/data/core/errors.h"
@@ -14,16 +14,15 @@ namespace dlreset::data {
 
 SyntheticDataset::SyntheticDataset(SyntheticDatasetOptions options) : options_(std::move(options)) {
   if (options_.size < 0) {
-    throw DatasetError("SyntheticDataset's size must not be negative, got " +
-                       std::to_string(options_.size) + ".");
+    throw DatasetError("SyntheticDataset's size must not be negative, got " + std::to_string(options_.size) + ".");
   }
   if (sample_numel() < 2) {
     throw DatasetError("SyntheticDataset's samples need at least 2 features (index and marker); "
                        "give sample_shape more elements.");
   }
   if (options_.num_classes <= 0) {
-    throw DatasetError("SyntheticDataset's num_classes must be positive, got " +
-                       std::to_string(options_.num_classes) + ".");
+    throw DatasetError("SyntheticDataset's num_classes must be positive, got " + std::to_string(options_.num_classes) +
+                       ".");
   }
 }
 
@@ -41,9 +40,8 @@ void SyntheticDataset::load() {
 
 std::int64_t SyntheticDataset::get(std::int64_t index, float* features) {
   if (index < 0 || index >= options_.size) {
-    throw std::out_of_range("index " + std::to_string(index) +
-                            " is out of range for a dataset of " + std::to_string(options_.size) +
-                            " samples");
+    throw std::out_of_range("index " + std::to_string(index) + " is out of range for a dataset of " +
+                            std::to_string(options_.size) + " samples");
   }
   load();
   // From the options, not sample_numel(): that builds the shape, one allocation a sample.

@@ -37,8 +37,8 @@ class SyntheticDataset : public Dataset {
   const SyntheticDatasetOptions& options() const { return options_; }
   bool loaded() const { return loaded_; }
 
-  /// Rebuilds from the JSON that `spec()` writes.
-  static std::unique_ptr<SyntheticDataset> from_spec(const std::string& spec);
+  /// Rebuilds from the JSON `text` that `spec()` writes.
+  static std::unique_ptr<SyntheticDataset> from_spec(const std::string& text);
 
  private:
   void load();

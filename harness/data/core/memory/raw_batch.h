@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "harness/data/core/memory/block_source.h"
 #include "harness/data/core/datasets/sample_shape.h"
+#include "harness/data/core/memory/block_source.h"
 
 namespace dlreset::data {
 
@@ -32,8 +32,10 @@ class DefaultInitAllocator {
 
   DefaultInitAllocator() noexcept = default;
   explicit DefaultInitAllocator(std::shared_ptr<BlockSource> pool) noexcept : pool_(std::move(pool)) {}
+  /// Implicit, as the allocator requirements ask: containers rebind and convert allocators.
   template <typename U>
-  DefaultInitAllocator(const DefaultInitAllocator<U>& other) noexcept : pool_(other.pool()) {}
+  DefaultInitAllocator(const DefaultInitAllocator<U>& other) noexcept  // NOLINT(google-explicit-constructor)
+      : pool_(other.pool()) {}
 
   T* allocate(std::size_t n) {
     if (pool_) return static_cast<T*>(pool_->allocate(n * sizeof(T)));
@@ -58,9 +60,13 @@ class DefaultInitAllocator {
   const std::shared_ptr<BlockSource>& pool() const noexcept { return pool_; }
 
   template <typename U>
-  bool operator==(const DefaultInitAllocator<U>& other) const noexcept { return pool_ == other.pool(); }
+  bool operator==(const DefaultInitAllocator<U>& other) const noexcept {
+    return pool_ == other.pool();
+  }
   template <typename U>
-  bool operator!=(const DefaultInitAllocator<U>& other) const noexcept { return pool_ != other.pool(); }
+  bool operator!=(const DefaultInitAllocator<U>& other) const noexcept {
+    return pool_ != other.pool();
+  }
 
  private:
   std::shared_ptr<BlockSource> pool_;
@@ -78,10 +84,10 @@ using IndexBuffer = std::vector<std::int64_t, DefaultInitAllocator<std::int64_t>
 /// What a worker sends back: no LibTorch inside, so forked workers never run a LibTorch op
 /// (docs/design.md §4); the parent turns it into tensors (collate.h).
 struct RawBatch {
-  IndexBuffer indices;                     ///< Dataset indices, in batch order.
-  LabelBuffer labels;                      ///< One label per sample.
-  FeatureBuffer features;                  ///< indices.size() samples, each sample_numel floats.
-  SampleShape sample_shape;                ///< Shape of one sample's features, e.g. {1, 28, 28}.
+  IndexBuffer indices;       ///< Dataset indices, in batch order.
+  LabelBuffer labels;        ///< One label per sample.
+  FeatureBuffer features;    ///< indices.size() samples, each sample_numel floats.
+  SampleShape sample_shape;  ///< Shape of one sample's features, e.g. {1, 28, 28}.
 
   std::int64_t size() const { return static_cast<std::int64_t>(indices.size()); }
 };

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "harness/data/core/errors.h"
+#include "harness/data/core/worker/process_launch.h"
 #include "harness/data/core/worker/transport/parent_only_fds.h"
 #include "harness/data/core/worker/transport/process_endpoint.h"
-#include "harness/data/core/worker/process_launch.h"
 #include "harness/sys/child_process.h"
 
 namespace dlreset::data::detail {
@@ -25,9 +25,8 @@ struct ParentOnly {
   std::vector<std::pair<void*, std::size_t>> mappings;
 };
 
-[[noreturn]] void run_forked_worker(const WorkerLaunch& launch, int child_fd, pid_t parent,
-                                    bool die_with_parent_thread, const ParentOnly& parent_only,
-                                    const std::shared_ptr<SharedSlots>& slots) {
+[[noreturn]] void run_forked_worker(const WorkerLaunch& launch, int child_fd, pid_t parent, bool die_with_parent_thread,
+                                    const ParentOnly& parent_only, const std::shared_ptr<SharedSlots>& slots) {
   // Die with the parent, even if it is killed with SIGKILL (where the death signal can be tied
   // to the whole parent: see forking_from_main_thread); and if it already died between fork and
   // here, leave at once.
@@ -74,9 +73,8 @@ pid_t launch_fork_worker(const WorkerLaunch& launch, int child_fd, const std::sh
   const ParentOnly parent_only{parent_only_fds(), parent_only_mappings()};
   const pid_t pid = ::fork();
   if (pid < 0) {
-    throw DataLoaderError(std::string("Cannot fork DataLoader worker ") +
-                          std::to_string(launch.config.worker_id) + " of loader '" +
-                          launch.config.loader + "': " + std::strerror(errno) +
+    throw DataLoaderError(std::string("Cannot fork DataLoader worker ") + std::to_string(launch.config.worker_id) +
+                          " of loader '" + launch.config.loader + "': " + std::strerror(errno) +
                           ". Use fewer workers or start_method 'thread'.");
   }
   if (pid == 0) run_forked_worker(launch, child_fd, parent, from_main_thread, parent_only, slots);

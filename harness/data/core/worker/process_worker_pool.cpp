@@ -9,16 +9,18 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <iostream>
 #include <optional>
 #include <utility>
 
 #include "harness/data/core/datasets/dataset.h"
 #include "harness/data/core/errors.h"
 #include "harness/data/core/interrupt.h"
-#include "harness/data/core/worker/transport/parent_only_fds.h"
 #include "harness/data/core/worker/process_launch.h"
 #include "harness/data/core/worker/slot_batch.h"
 #include "harness/data/core/worker/status_check.h"
+#include "harness/data/core/worker/transport/parent_only_fds.h"
 #include "harness/trace/event_log.h"
 
 namespace dlreset::data::detail {
@@ -58,8 +60,7 @@ ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunc
       int fds[2];
       if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
         throw DataLoaderError(std::string("Cannot create the socket for DataLoader worker ") +
-                              std::to_string(launch.config.worker_id) + ": " +
-                              std::strerror(errno) + ".");
+                              std::to_string(launch.config.worker_id) + ": " + std::strerror(errno) + ".");
       }
       // Room for a few whole batches (200 KB each at batch size 64) in flight, so a worker
       // hands its batch over in one send instead of waking the parent for every slice of the
@@ -111,7 +112,16 @@ ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunc
   }
 }
 
-ProcessWorkerPool::~ProcessWorkerPool() { shutdown(kStatusCheckInterval); }
+ProcessWorkerPool::~ProcessWorkerPool() {
+  // An exception out of a destructor would end the program: what shutdown could not do is said.
+  try {
+    ProcessWorkerPool::shutdown(kStatusCheckInterval);
+  } catch (const std::exception& e) {
+    std::cerr << "dlreset: shutting a DataLoader's worker processes down failed: " << e.what()
+              << ". A worker may outlive its loader; shut the iterator down (shutdown_workers()) before "
+                 "it is destroyed to get this error where it happens.\n";
+  }
+}
 
 void ProcessWorkerPool::wake() { readiness_.wake(); }
 
@@ -216,9 +226,9 @@ bool ProcessWorkerPool::send_reading(Worker& worker, const Message& message, Clo
         room.interrupted = true;
         return false;
       }
-      const int left_ms = interruptible ? static_cast<int>(kInterruptCheckInterval.count())
-                                        : std::min(milliseconds_left(deadline),
-                                                   static_cast<int>(kInterruptCheckInterval.count()));
+      const int left_ms =
+          interruptible ? static_cast<int>(kInterruptCheckInterval.count())
+                        : std::min(milliseconds_left(deadline), static_cast<int>(kInterruptCheckInterval.count()));
       // Channels at end of file are all read and would stay readable: polling them would spin.
       const ChannelWait wait = wait_for_channels(left_ms, /*skip_at_eof=*/true, &worker);
       if (gone(worker)) return false;  // its pidfd fired, or its socket closed: nobody reads
@@ -261,12 +271,10 @@ std::optional<Message> ProcessWorkerPool::pop_in_order(Worker& worker) {
   if (!worker.held) worker.held = worker.channel.pop();
   const SlotDescriptor* answer = front_answer(worker);
   switch (worker.order.due(worker.held ? &*worker.held : nullptr, answer)) {
-    case MessageOrder::Way::none:
-      return std::nullopt;
+    case MessageOrder::Way::none: return std::nullopt;
     case MessageOrder::Way::behind:
       throw DataLoaderError("DataLoader " + name_of(worker) + " sent message " + std::to_string(worker.held->seq) +
-                            " after message " + std::to_string(worker.order.last_received()) +
-                            ": a corrupt message.");
+                            " after message " + std::to_string(worker.order.last_received()) + ": a corrupt message.");
     case MessageOrder::Way::socket: {
       Message message = std::move(*worker.held);
       worker.held.reset();
@@ -393,8 +401,7 @@ std::optional<Message> ProcessWorkerPool::receive(std::chrono::milliseconds time
     const ChannelWait wait = wait_for_answers(slice_ms);
     if (wait.channels == 0 || wait.woken) return std::nullopt;
     if (wait.ready < 0 && wait.error != EINTR) {
-      throw DataLoaderError(std::string("Waiting for DataLoader workers failed: ") +
-                            std::strerror(wait.error) + ".");
+      throw DataLoaderError(std::string("Waiting for DataLoader workers failed: ") + std::strerror(wait.error) + ".");
     }
     if (wait.ready <= 0 && left_ms == 0) return std::nullopt;
   }
@@ -425,9 +432,8 @@ void ProcessWorkerPool::shutdown(std::chrono::milliseconds grace) {
     pop_data(worker);
     // One that closed its socket is on its way out; one that did not is stuck, and one cut off
     // was never told to go: kill them.
-    const auto wait = gone(worker) && !worker.cut_off
-                          ? std::chrono::milliseconds(milliseconds_left(deadline) + 1000)
-                          : std::chrono::milliseconds(0);
+    const auto wait = gone(worker) && !worker.cut_off ? std::chrono::milliseconds(milliseconds_left(deadline) + 1000)
+                                                      : std::chrono::milliseconds(0);
     reap(worker, wait, /*kill_after=*/true);
     readiness_.remove(worker.channel.fd());
     worker.channel.close();

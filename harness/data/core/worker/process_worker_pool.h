@@ -37,13 +37,14 @@ namespace dlreset::data::detail {
 /// that dies is seen at once, by its pidfd, even when a process it started still holds its
 /// socket open; without pidfds (before Linux 5.3, or under valgrind), by its socket's end of
 /// file. It is reaped with waitpid and reported with its signal.
-class ProcessWorkerPool : public WorkerPool {
+class ProcessWorkerPool final : public WorkerPool {
  public:
   using Clock = std::chrono::steady_clock;
 
-  ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunch> launches,
-                    LifecycleHandler on_lifecycle);
+  ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunch> launches, LifecycleHandler on_lifecycle);
   ~ProcessWorkerPool() override;
+  ProcessWorkerPool(const ProcessWorkerPool&) = delete;
+  ProcessWorkerPool& operator=(const ProcessWorkerPool&) = delete;
 
   void send(int worker_id, const Message& message) override;
   std::optional<Message> receive(std::chrono::milliseconds timeout) override;
@@ -72,7 +73,7 @@ class ProcessWorkerPool : public WorkerPool {
     Message outgoing;
     DescriptorRing tasks;    ///< Invalid without slots.
     DescriptorRing answers;  ///< Invalid without slots.
-    MessageOrder order;  ///< The places of its messages, each way.
+    MessageOrder order;      ///< The places of its messages, each way.
     /// Off the socket, but with a message before it still on the answer ring.
     std::optional<Message> held;
   };

@@ -15,8 +15,8 @@ namespace dlreset::data::detail {
 ReadinessSet::ReadinessSet(std::string loader) : loader_(std::move(loader)) {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) {
-    throw DataLoaderError("Cannot create the wake-up descriptor of loader '" + loader_ +
-                          "': " + std::strerror(errno) + ". Raise the limit on open files (ulimit -n).");
+    throw DataLoaderError("Cannot create the wake-up descriptor of loader '" + loader_ + "': " + std::strerror(errno) +
+                          ". Raise the limit on open files (ulimit -n).");
   }
   register_parent_only_fd(wake_fd_);
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
@@ -51,8 +51,8 @@ void ReadinessSet::add(int fd, Kind kind, std::size_t worker) {
   event.events = kind == Kind::bell ? EPOLLIN | EPOLLET : EPOLLIN;
   event.data.u64 = (static_cast<std::uint64_t>(kind) << 32) | worker;
   if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) {
-    throw DataLoaderError("Cannot watch a descriptor of loader '" + loader_ + "' with epoll: " +
-                          std::strerror(errno) + ". Raise the limit on open files (ulimit -n).");
+    throw DataLoaderError("Cannot watch a descriptor of loader '" + loader_ + "' with epoll: " + std::strerror(errno) +
+                          ". Raise the limit on open files (ulimit -n).");
   }
   // Sized as descriptors are added, so that no wait allocates.
   events_.resize(events_.size() + 1);

@@ -48,7 +48,7 @@ class ReadinessSet {
 
  private:
   std::string loader_;
-  int wake_fd_ = -1;   ///< An eventfd that wake() writes.
+  int wake_fd_ = -1;  ///< An eventfd that wake() writes.
   int epoll_fd_ = -1;
   /// Where a wait's events land, and what it found: both sized by add(), so no wait allocates.
   std::vector<epoll_event> events_;

@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <utility>
 
-#include "harness/data/core/errors.h"
 #include "harness/data/core/datasets/dataset.h"
+#include "harness/data/core/errors.h"
 
 namespace dlreset::data::detail {
 
@@ -24,8 +24,8 @@ Message batch_message(const SlotDescriptor& descriptor, int worker_id, std::int6
   return message;
 }
 
-bool take_from_slot(SharedSlots* slots, Message& message, const std::shared_ptr<BlockPool>& index_blocks,
-                    int worker_id, std::int64_t pid, const std::string& loader) {
+bool take_from_slot(SharedSlots* slots, Message& message, const std::shared_ptr<BlockPool>& index_blocks, int worker_id,
+                    std::int64_t pid, const std::string& loader) {
   if (message.slot < 0) return false;
   const auto corrupt = [&](const std::string& what) {
     return DataLoaderError("DataLoader worker " + std::to_string(worker_id) + " (pid " + std::to_string(pid) +

@@ -23,7 +23,7 @@ Message batch_message(const SlotDescriptor& descriptor, int worker_id, std::int6
 /// the main process knows it: `worker_id`, `pid`, `loader`) for a slot the worker does not have
 /// or a batch that does not fit its slot: a corrupt message. Allocates only the batch's index
 /// list.
-bool take_from_slot(SharedSlots* slots, Message& message, const std::shared_ptr<BlockPool>& index_blocks,
-                    int worker_id, std::int64_t pid, const std::string& loader);
+bool take_from_slot(SharedSlots* slots, Message& message, const std::shared_ptr<BlockPool>& index_blocks, int worker_id,
+                    std::int64_t pid, const std::string& loader);
 
 }  // namespace dlreset::data::detail

@@ -27,12 +27,9 @@ constexpr int kAnswerBellFd = 6;
 
 Message setup_message(const WorkerLaunch& launch, const std::shared_ptr<SharedSlots>& slots) {
   const WorkerConfig& config = launch.config;
-  nlohmann::json setup = {{"worker_id", config.worker_id},
-                          {"num_workers", config.num_workers},
-                          {"seed", config.seed},
-                          {"loader", config.loader},
-                          {"parent_pid", ::getpid()},
-                          {"dataset", launch.dataset->spec()}};
+  nlohmann::json setup = {{"worker_id", config.worker_id}, {"num_workers", config.num_workers},
+                          {"seed", config.seed},           {"loader", config.loader},
+                          {"parent_pid", ::getpid()},      {"dataset", launch.dataset->spec()}};
   if (slots) {
     setup["slots"] = {{"fd", kSlotsFd},
                       {"count", slots->count()},
@@ -68,9 +65,8 @@ pid_t launch_spawn_worker(const WorkerLaunch& launch, int child_fd, SocketChanne
   const int answer_bell = slots ? slots->answer_bell_fd() : -1;
   const pid_t pid = ::fork();
   if (pid < 0) {
-    throw DataLoaderError(std::string("Cannot start DataLoader worker ") +
-                          std::to_string(launch.config.worker_id) + " of loader '" +
-                          launch.config.loader + "': fork failed: " + std::strerror(errno) + ".");
+    throw DataLoaderError(std::string("Cannot start DataLoader worker ") + std::to_string(launch.config.worker_id) +
+                          " of loader '" + launch.config.loader + "': fork failed: " + std::strerror(errno) + ".");
   }
   if (pid == 0) {
     // The death signal survives execve.

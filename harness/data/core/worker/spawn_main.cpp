@@ -4,18 +4,19 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
-#include <optional>
-#include <utility>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "harness/data/core/datasets/dataset.h"
-#include "harness/data/core/worker/transport/process_endpoint.h"
 #include "harness/data/core/worker/process_launch.h"
+#include "harness/data/core/worker/transport/process_endpoint.h"
 
 namespace dlreset::data::detail {
 
@@ -31,9 +32,7 @@ class UnavailableDataset : public Dataset {
   std::int64_t size() const override { return 0; }
   SampleShape sample_shape() const override { return {1}; }
   std::int64_t get(std::int64_t, float*) override { throw std::runtime_error(why_); }
-  std::unique_ptr<Dataset> clone() const override {
-    return std::make_unique<UnavailableDataset>(why_);
-  }
+  std::unique_ptr<Dataset> clone() const override { return std::make_unique<UnavailableDataset>(why_); }
   std::string spec() const override { return "{}"; }
 
  private:
@@ -77,8 +76,8 @@ int run_spawned_worker(int fd) {
   try {
     dataset = make_dataset(config_json.at("dataset").get<std::string>());
   } catch (const std::exception& e) {
-    dataset = std::make_unique<UnavailableDataset>(
-        std::string("the spawned worker could not rebuild its dataset: ") + e.what());
+    dataset = std::make_unique<UnavailableDataset>(std::string("the spawned worker could not rebuild its dataset: ") +
+                                                   e.what());
   }
   std::shared_ptr<SharedSlots> slots;
   if (config_json.contains("slots")) {
@@ -98,7 +97,15 @@ int run_spawned_worker(int fd) {
 __attribute__((constructor)) void enter_spawned_worker_mode() {
   const char* fd_text = std::getenv(spawn_worker_fd_variable());
   if (fd_text == nullptr) return;
-  const int fd = std::atoi(fd_text);
+  char* end = nullptr;
+  const long fd_number = std::strtol(fd_text, &end, 10);
+  if (end == fd_text || *end != '\0' || fd_number < 0 || fd_number > INT_MAX) {
+    // Only a launcher sets it; one set by hand would make this program a worker with no parent.
+    write_stderr(std::string("dlreset: ") + spawn_worker_fd_variable() + " is '" + fd_text +
+                 "', not a descriptor number; dlreset sets it only for a worker it spawns, so unset it.\n");
+    ::_exit(1);
+  }
+  const int fd = static_cast<int>(fd_number);
   ::unsetenv(spawn_worker_fd_variable());
   int status = 1;
   try {

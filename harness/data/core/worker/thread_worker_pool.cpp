@@ -7,14 +7,15 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <iostream>
 #include <mutex>
 #include <optional>
 #include <utility>
 
 #include "harness/data/core/datasets/dataset.h"
-#include "harness/data/core/memory/block_pool.h"
 #include "harness/data/core/interrupt.h"
+#include "harness/data/core/memory/block_pool.h"
 #include "harness/data/core/worker/blocking_queue.h"
 #include "harness/data/core/worker/status_check.h"
 #include "harness/trace/event_log.h"
@@ -41,8 +42,7 @@ namespace {
 
 class ThreadEndpoint : public WorkerEndpoint {
  public:
-  ThreadEndpoint(std::shared_ptr<ThreadWorkerPool::WorkerState> state,
-                 std::shared_ptr<ThreadWorkerPool::Shared> shared)
+  ThreadEndpoint(std::shared_ptr<ThreadWorkerPool::WorkerState> state, std::shared_ptr<ThreadWorkerPool::Shared> shared)
       : state_(std::move(state)), shared_(std::move(shared)) {}
 
   Message receive() override { return state_->inbox.pop(); }
@@ -70,8 +70,7 @@ class ThreadEndpoint : public WorkerEndpoint {
 };
 
 void record(trace::EventKind kind, const std::string& loader, int worker_id) {
-  trace::EventLog::global().record(
-      trace::worker_event(kind, loader, worker_id, ::getpid(), trace::monotonic_now_s()));
+  trace::EventLog::global().record(trace::worker_event(kind, loader, worker_id, ::getpid(), trace::monotonic_now_s()));
 }
 
 }  // namespace
@@ -93,7 +92,16 @@ ThreadWorkerPool::ThreadWorkerPool(std::vector<WorkerLaunch> launches, Lifecycle
   }
 }
 
-ThreadWorkerPool::~ThreadWorkerPool() { shutdown(kStatusCheckInterval); }
+ThreadWorkerPool::~ThreadWorkerPool() {
+  // An exception out of a destructor would end the program: what shutdown could not do is said.
+  try {
+    ThreadWorkerPool::shutdown(kStatusCheckInterval);
+  } catch (const std::exception& e) {
+    std::cerr << "dlreset: shutting a DataLoader's worker threads down failed: " << e.what()
+              << ". A worker may outlive its loader; shut the iterator down (shutdown_workers()) before "
+                 "it is destroyed to get this error where it happens.\n";
+  }
+}
 
 TransportStats ThreadWorkerPool::stats() const {
   TransportStats stats;
@@ -175,9 +183,8 @@ void ThreadWorkerPool::shutdown(std::chrono::milliseconds grace) {
       threads_[id].join();
       record(trace::EventKind::worker_exit, loader_, static_cast<int>(id));
     } else {
-      std::cerr << "dlreset: DataLoader worker thread " << id << " of loader '" << loader_
-                << "' did not exit within " << grace.count()
-                << " ms of being told to; abandoning it (threads cannot be killed).\n";
+      std::cerr << "dlreset: DataLoader worker thread " << id << " of loader '" << loader_ << "' did not exit within "
+                << grace.count() << " ms of being told to; abandoning it (threads cannot be killed).\n";
       threads_[id].detach();
     }
   }

@@ -16,10 +16,12 @@ namespace dlreset::data::detail {
 /// Each worker thread works on its own dataset copy, so a re-created worker reloads its data
 /// just as a re-created worker process does. Threads cannot be killed: a worker that does not
 /// exit within the grace period is abandoned (detached) with a warning, never joined forever.
-class ThreadWorkerPool : public WorkerPool {
+class ThreadWorkerPool final : public WorkerPool {
  public:
   ThreadWorkerPool(std::vector<WorkerLaunch> launches, LifecycleHandler on_lifecycle);
   ~ThreadWorkerPool() override;
+  ThreadWorkerPool(const ThreadWorkerPool&) = delete;
+  ThreadWorkerPool& operator=(const ThreadWorkerPool&) = delete;
 
   void send(int worker_id, const Message& message) override;
   std::optional<Message> receive(std::chrono::milliseconds timeout) override;

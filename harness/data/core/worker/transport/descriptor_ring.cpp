@@ -18,8 +18,7 @@ struct DescriptorRing::Control {
   alignas(64) std::atomic<std::uint64_t> bells;    ///< Times the bell was rung.
 };
 
-static_assert(std::atomic<std::uint64_t>::is_always_lock_free &&
-                  std::atomic<std::uint32_t>::is_always_lock_free,
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free && std::atomic<std::uint32_t>::is_always_lock_free,
               "the ring's counters must be lock-free to be shared between processes");
 static_assert(std::is_trivially_copyable_v<SlotDescriptor>);
 

@@ -50,8 +50,8 @@ void register_parent_only_mapping(void* base, std::size_t bytes) {
 void unregister_parent_only_mapping(void* base) {
   Registry& r = registry();
   const std::lock_guard<std::mutex> lock(r.mutex);
-  const auto it = std::find_if(r.mappings.begin(), r.mappings.end(),
-                               [base](const auto& mapping) { return mapping.first == base; });
+  const auto it =
+      std::find_if(r.mappings.begin(), r.mappings.end(), [base](const auto& mapping) { return mapping.first == base; });
   if (it != r.mappings.end()) r.mappings.erase(it);
 }
 

@@ -61,8 +61,7 @@ void ProcessEndpoint::take_decoded() {
 std::optional<Message> ProcessEndpoint::next_in_order() {
   const SlotDescriptor* descriptor = tasks_.valid() ? tasks_.front() : nullptr;
   switch (order_.due(pending_.empty() ? nullptr : &pending_.front(), descriptor)) {
-    case MessageOrder::Way::none:
-      return std::nullopt;
+    case MessageOrder::Way::none: return std::nullopt;
     case MessageOrder::Way::behind:
       throw std::runtime_error("the main process sent message " + std::to_string(pending_.front().seq) +
                                " after message " + std::to_string(order_.last_received()) + ": a corrupt message");
@@ -72,8 +71,7 @@ std::optional<Message> ProcessEndpoint::next_in_order() {
       order_.taken();
       return message;
     }
-    case MessageOrder::Way::ring:
-      break;
+    case MessageOrder::Way::ring: break;
   }
   Message task;
   task.type = MessageType::task;

@@ -50,10 +50,10 @@ class ProcessEndpoint : public WorkerEndpoint {
   SocketChannel channel_;
   pid_t parent_pid_;
   std::shared_ptr<SharedSlots> slots_;
-  DescriptorRing tasks_;    ///< Invalid without slots.
-  DescriptorRing answers_;  ///< Invalid without slots.
+  DescriptorRing tasks_;         ///< Invalid without slots.
+  DescriptorRing answers_;       ///< Invalid without slots.
   std::deque<Message> pending_;  ///< Off the socket, in order, not yet handed out.
-  MessageOrder order_;  ///< The places of the messages, each way.
+  MessageOrder order_;           ///< The places of the messages, each way.
   bool exit_seen_ = false;
 };
 

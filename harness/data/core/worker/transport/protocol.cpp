@@ -100,8 +100,8 @@ const char* to_string(MessageType type) {
 void encode_frame(const Message& message, EncodedFrame& frame) {
   std::vector<std::uint8_t>& out = frame.head;
   out.clear();
-  out.reserve(kHeaderSize + 128 + message.indices.size() * 8 + message.batch.indices.size() * 16 +
-              message.text.size() + message.error_type.size());
+  out.reserve(kHeaderSize + 128 + message.indices.size() * 8 + message.batch.indices.size() * 16 + message.text.size() +
+              message.error_type.size());
   Writer writer(out);
   writer.put<std::uint32_t>(kMagic);
   writer.put<std::uint32_t>(static_cast<std::uint32_t>(message.type));

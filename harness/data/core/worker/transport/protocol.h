@@ -38,8 +38,8 @@ const char* to_string(MessageType type);
 
 /// Lifecycle reports are consumed by the pool on the way; the iterator sees only data.
 inline bool is_lifecycle(MessageType type) {
-  return type == MessageType::spawned || type == MessageType::started ||
-         type == MessageType::dataset_loaded || type == MessageType::exiting;
+  return type == MessageType::spawned || type == MessageType::started || type == MessageType::dataset_loaded ||
+         type == MessageType::exiting;
 }
 
 struct Message {
@@ -59,10 +59,10 @@ struct Message {
   std::int64_t slot_samples = -1;
   double time_s = 0.0;      ///< Monotonic clock, shared by all processes.
   double duration_s = 0.0;  ///< dataset_loaded: how long the load took.
-  IndexBuffer indices;                ///< task
-  RawBatch batch;                     ///< batch
-  std::string error_type;             ///< error
-  std::string text;                   ///< error message, or setup JSON
+  IndexBuffer indices;      ///< task
+  RawBatch batch;           ///< batch
+  std::string error_type;   ///< error
+  std::string text;         ///< error message, or setup JSON
 };
 
 /// One frame on the wire: a fixed header (magic, type, head size, feature count), the head (every
@@ -71,7 +71,7 @@ struct Message {
 /// sender gathers them straight from the message (`sendmsg` with two buffers) and the receiver
 /// reads them straight into the new message's own buffer.
 struct EncodedFrame {
-  std::vector<std::uint8_t> head;  ///< The header and the head.
+  std::vector<std::uint8_t> head;   ///< The header and the head.
   const float* features = nullptr;  ///< The message's features, sent after `head`.
   std::size_t features_bytes = 0;
 };

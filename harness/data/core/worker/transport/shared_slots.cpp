@@ -77,9 +77,9 @@ class SharedSlots::SlotPart : public BlockSource {
 namespace {
 
 [[noreturn]] void fail(const std::string& loader, const std::string& what, std::size_t bytes) {
-  throw DataLoaderError("Cannot set up the shared memory of a DataLoader worker of loader '" + loader +
-                        "' (" + std::to_string(bytes) + " bytes): " + what + " failed: " +
-                        std::strerror(errno) + ". Use a smaller batch_size, fewer workers or "
+  throw DataLoaderError("Cannot set up the shared memory of a DataLoader worker of loader '" + loader + "' (" +
+                        std::to_string(bytes) + " bytes): " + what + " failed: " + std::strerror(errno) +
+                        ". Use a smaller batch_size, fewer workers or "
                         "start_method 'thread'.");
 }
 
@@ -137,8 +137,8 @@ std::shared_ptr<SharedSlots> SharedSlots::create(int count, std::size_t slot_byt
   if (base == MAP_FAILED) fail_closing("mmap");
   for (const int made_fd : made) register_parent_only_fd(made_fd);
   register_parent_only_mapping(base, bytes);
-  return std::shared_ptr<SharedSlots>(
-      new SharedSlots(fd, base, count, slot_bytes, /*owner=*/true, task_bell, answer_bell));
+  return std::shared_ptr<SharedSlots>(new SharedSlots(fd, base, count, slot_bytes, /*owner=*/true, task_bell,
+                                                      answer_bell));
 }
 
 std::shared_ptr<SharedSlots> SharedSlots::attach(int fd, int count, std::size_t slot_bytes, int task_bell,
@@ -151,8 +151,8 @@ std::shared_ptr<SharedSlots> SharedSlots::attach(int fd, int count, std::size_t 
   void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (base == MAP_FAILED) fail("(spawned worker)", "mmap", bytes);
-  return std::shared_ptr<SharedSlots>(
-      new SharedSlots(-1, base, count, slot_bytes, /*owner=*/false, task_bell, answer_bell));
+  return std::shared_ptr<SharedSlots>(new SharedSlots(-1, base, count, slot_bytes, /*owner=*/false, task_bell,
+                                                      answer_bell));
 }
 
 SharedSlots::~SharedSlots() {

@@ -23,9 +23,7 @@ struct SlotLayout {
 
   std::size_t labels_offset() const { return static_cast<std::size_t>(samples) * sizeof(std::int64_t); }
   std::size_t features_offset() const { return 2 * labels_offset(); }
-  std::size_t bytes() const {
-    return features_offset() + static_cast<std::size_t>(samples * numel) * sizeof(float);
-  }
+  std::size_t bytes() const { return features_offset() + static_cast<std::size_t>(samples * numel) * sizeof(float); }
 };
 
 /// `count` slots of `slot_bytes` each, in one memfd that the main process maps and its worker
@@ -50,8 +48,7 @@ class SharedSlots : public std::enable_shared_from_this<SharedSlots> {
   static std::shared_ptr<SharedSlots> create(int count, std::size_t slot_bytes, const std::string& loader);
   /// A spawned worker's side: maps the memfd it inherited as `fd`, then closes `fd`, and rings
   /// the doorbells it inherited as `task_bell` and `answer_bell`.
-  static std::shared_ptr<SharedSlots> attach(int fd, int count, std::size_t slot_bytes, int task_bell,
-                                             int answer_bell);
+  static std::shared_ptr<SharedSlots> attach(int fd, int count, std::size_t slot_bytes, int task_bell, int answer_bell);
   ~SharedSlots();
   SharedSlots(const SharedSlots&) = delete;
   SharedSlots& operator=(const SharedSlots&) = delete;
@@ -103,11 +100,11 @@ class SharedSlots : public std::enable_shared_from_this<SharedSlots> {
   void* base_;
   int count_;
   std::size_t slot_bytes_;
-  bool owner_;  ///< The main process's object: registers and closes its descriptors.
+  bool owner_;       ///< The main process's object: registers and closes its descriptors.
   int task_bell_;    ///< The task ring's eventfd, which the worker sleeps on.
   int answer_bell_;  ///< The answer ring's eventfd, which the main process polls.
   mutable std::mutex mutex_;
-  std::vector<int> free_;  ///< Capacity `count`, so release() never allocates.
+  std::vector<int> free_;                      ///< Capacity `count`, so release() never allocates.
   std::vector<std::unique_ptr<Parts>> parts_;  ///< One per slot.
 };
 

@@ -37,8 +37,7 @@ bool SocketChannel::send(const Message& message, const WaitForRoom& wait_for_roo
   if (fd_ < 0) return false;
   encode_frame(message, frame_);
   EncodedFrame& frame = frame_;
-  iovec parts[2] = {{frame.head.data(), frame.head.size()},
-                    {const_cast<float*>(frame.features), frame.features_bytes}};
+  iovec parts[2] = {{frame.head.data(), frame.head.size()}, {const_cast<float*>(frame.features), frame.features_bytes}};
   iovec* part = parts;
   std::size_t count = frame.features_bytes > 0 ? 2 : 1;
   while (count > 0) {

@@ -9,9 +9,9 @@
 namespace dlreset::data::detail {
 
 /// Owns a connected stream socket and frames messages over it. Reads never block, so one thread
-/// can wait on many channels with poll(); a send waits for room as its caller says. A child's death closes its end, which
-/// reads as end-of-file here at once: that is how a dead worker is noticed within
-/// milliseconds, not after PyTorch's 5 s status check.
+/// can wait on many channels with poll(); a send waits for room as its caller says. A child's death closes its end,
+/// which reads as end-of-file here at once: that is how a dead worker is noticed within milliseconds, not after
+/// PyTorch's 5 s status check.
 class SocketChannel {
  public:
   explicit SocketChannel(int fd = -1) : fd_(fd) {}
