@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -169,23 +170,24 @@ TEST(DataLoaderOptions, PersistentWorkersWithoutWorkersIsPyTorchsError) {
 }
 
 TEST(DataLoaderOptions, BadValuesAreNamedWithTheirFix) {
-  DataLoaderOptions zero_batch;
-  zero_batch.batch_size = 0;
-  EXPECT_THAT(option_error(zero_batch), HasSubstr("batch_size=0"));
-  DataLoaderOptions negative_workers;
-  negative_workers.num_workers = -1;
-  EXPECT_THAT(option_error(negative_workers), HasSubstr("num_workers=-1"));
-  DataLoaderOptions prefetch_alone;
-  prefetch_alone.prefetch_factor = 4;
-  EXPECT_THAT(option_error(prefetch_alone), HasSubstr("only be specified in multiprocessing"));
-  DataLoaderOptions negative_timeout;
-  negative_timeout.timeout_s = -2;
-  EXPECT_THAT(option_error(negative_timeout), HasSubstr("non-negative"));
-  DataLoaderOptions spawn_with_init;
-  spawn_with_init.num_workers = 1;
-  spawn_with_init.start_method = StartMethod::spawn;
-  spawn_with_init.worker_init_fn = [](int) {};
-  EXPECT_THAT(option_error(spawn_with_init), HasSubstr("worker_init_fn cannot reach"));
+  /// One bad setting a case, and what its error must say.
+  const std::vector<std::pair<std::function<void(DataLoaderOptions&)>, std::string>> cases = {
+      {[](DataLoaderOptions& o) { o.batch_size = 0; }, "batch_size=0"},
+      {[](DataLoaderOptions& o) { o.num_workers = -1; }, "num_workers=-1"},
+      {[](DataLoaderOptions& o) { o.prefetch_factor = 4; }, "only be specified in multiprocessing"},
+      {[](DataLoaderOptions& o) { o.timeout_s = -2; }, "non-negative"},
+      {[](DataLoaderOptions& o) {
+         o.num_workers = 1;
+         o.start_method = StartMethod::spawn;
+         o.worker_init_fn = [](int) {};
+       },
+       "worker_init_fn cannot reach"},
+  };
+  for (const auto& [make_bad, says] : cases) {
+    DataLoaderOptions options;
+    make_bad(options);
+    EXPECT_THAT(option_error(options), HasSubstr(says));
+  }
 }
 
 TEST(WorkerInfo, EachWorkerSeesItsOwnIdAndSeedBasePlusId) {

@@ -27,14 +27,7 @@ constexpr int kEpochs = 5;
 class Backends : public ::testing::TestWithParam<StartMethod> {};
 
 DataLoaderOptions options_for(StartMethod method, int workers, bool persistent) {
-  DataLoaderOptions options;
-  options.name = "probe";
-  options.batch_size = 4;
-  options.shuffle = true;
-  options.num_workers = workers;
-  options.persistent_workers = persistent;
-  options.start_method = method;
-  return options;
+  return testing::worker_loader_options("probe", method, workers, persistent, /*batch_size=*/4);
 }
 
 std::vector<std::int64_t> current_pids(DataLoader& loader) {

@@ -40,15 +40,9 @@ constexpr std::int64_t kBatch = 4;
 constexpr std::int64_t kBatchesPerEpoch = kSamples / kBatch;
 
 DataLoaderOptions pinning_options(StartMethod method, int workers) {
-  DataLoaderOptions options;
-  options.name = "pinned";
-  options.batch_size = kBatch;
-  options.shuffle = true;
+  DataLoaderOptions options = testing::worker_loader_options("pinned", method, workers, /*persistent=*/true, kBatch);
   options.seed = 7;
-  options.num_workers = workers;
-  options.persistent_workers = true;
   options.pin_memory = true;
-  options.start_method = method;
   return options;
 }
 

@@ -51,14 +51,8 @@ constexpr bool kRssIsMeaningful = true;
 #endif
 
 DataLoaderOptions soak_options(StartMethod method) {
-  DataLoaderOptions options;
-  options.name = "soak";
-  options.batch_size = 4;  // 8 batches an epoch: small, as the batch limits
-  options.shuffle = true;
-  options.num_workers = 2;
-  options.persistent_workers = true;
-  options.start_method = method;
-  return options;
+  // Batches of 4, 8 an epoch: small, as the bug report's batch limits.
+  return testing::worker_loader_options("soak", method, 2, /*persistent=*/true, /*batch_size=*/4);
 }
 
 std::vector<std::int64_t> pids_of(DataLoader& loader) {
@@ -166,6 +160,21 @@ void report(const char* what, StartMethod method, const SoakTally& tally, const 
               static_cast<long long>(tally.rss_end_kib), 100.0 * tally.rss_growth());
 }
 
+/// What neither kind of soak may leave behind, whether its workers lived or were replaced:
+/// descriptors, threads, children, zombies, /dev/shm files, mappings or memory.
+void expect_nothing_piled_up(const SoakTally& tally, StartMethod method) {
+  EXPECT_EQ(tally.fd_changes, 0);
+  EXPECT_EQ(tally.thread_changes, 0);
+  EXPECT_EQ(tally.child_changes, 0);
+  EXPECT_EQ(tally.zombie_epochs, 0);
+  EXPECT_EQ(tally.dev_shm_epochs, 0);
+  EXPECT_EQ(tally.mapping_changes, 0);
+  EXPECT_EQ(tally.slot_mappings, method == StartMethod::thread ? 0 : 2) << "one per worker";
+  if (kRssIsMeaningful) {
+    EXPECT_LE(tally.rss_growth(), kMaxRssGrowth) << tally.rss_start_kib << " KiB -> " << tally.rss_end_kib << " KiB";
+  }
+}
+
 class Soak : public ::testing::TestWithParam<StartMethod> {};
 
 TEST_P(Soak, PersistentWorkersLiveThroughTwoHundredEpochsWithoutLeaking) {
@@ -177,16 +186,7 @@ TEST_P(Soak, PersistentWorkersLiveThroughTwoHundredEpochsWithoutLeaking) {
   EXPECT_EQ(tally.pid_changes, 0) << "persistent workers were replaced";
   EXPECT_EQ(counters.worker_spawns, 2);
   EXPECT_EQ(counters.dataset_loads, 2);
-  EXPECT_EQ(tally.fd_changes, 0);
-  EXPECT_EQ(tally.thread_changes, 0);
-  EXPECT_EQ(tally.child_changes, 0);
-  EXPECT_EQ(tally.zombie_epochs, 0);
-  EXPECT_EQ(tally.dev_shm_epochs, 0);
-  EXPECT_EQ(tally.mapping_changes, 0);
-  EXPECT_EQ(tally.slot_mappings, GetParam() == StartMethod::thread ? 0 : 2) << "one per worker";
-  if (kRssIsMeaningful) {
-    EXPECT_LE(tally.rss_growth(), kMaxRssGrowth) << tally.rss_start_kib << " KiB -> " << tally.rss_end_kib << " KiB";
-  }
+  expect_nothing_piled_up(tally, GetParam());
 }
 
 TEST_P(Soak, BuggyResetReplacesTheWorkersEveryEpochWithoutLeaking) {
@@ -204,16 +204,7 @@ TEST_P(Soak, BuggyResetReplacesTheWorkersEveryEpochWithoutLeaking) {
   if (GetParam() != StartMethod::thread) {
     EXPECT_EQ(tally.pid_changes, epochs) << "the workers were not replaced every epoch";
   }
-  EXPECT_EQ(tally.fd_changes, 0);
-  EXPECT_EQ(tally.thread_changes, 0);
-  EXPECT_EQ(tally.child_changes, 0);
-  EXPECT_EQ(tally.zombie_epochs, 0);
-  EXPECT_EQ(tally.dev_shm_epochs, 0);
-  EXPECT_EQ(tally.mapping_changes, 0);
-  EXPECT_EQ(tally.slot_mappings, GetParam() == StartMethod::thread ? 0 : 2) << "one per worker";
-  if (kRssIsMeaningful) {
-    EXPECT_LE(tally.rss_growth(), kMaxRssGrowth) << tally.rss_start_kib << " KiB -> " << tally.rss_end_kib << " KiB";
-  }
+  expect_nothing_piled_up(tally, GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Soak, ::testing::Values(StartMethod::thread, StartMethod::fork, StartMethod::spawn),

@@ -41,14 +41,7 @@ using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
 
 DataLoaderOptions thread_options(int workers, bool persistent) {
-  DataLoaderOptions options;
-  options.name = "threads";
-  options.batch_size = 3;
-  options.shuffle = true;
-  options.num_workers = workers;
-  options.persistent_workers = persistent;
-  options.start_method = StartMethod::thread;
-  return options;
+  return testing::worker_loader_options("threads", StartMethod::thread, workers, persistent, /*batch_size=*/3);
 }
 
 BaseDataLoaderIter& base(const std::shared_ptr<BatchIterator>& it) { return dynamic_cast<BaseDataLoaderIter&>(*it); }

@@ -543,16 +543,24 @@ ChildEnd run_in_child(const std::function<bool()>& check, double timeout_s) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? ChildEnd::passed : ChildEnd::failed;
 }
 
+/// How long a check in a child may take: each takes 0.1 to 3 s here, and a hang never ends.
+constexpr double kHungAfterS = 60.0;
+
+/// Runs `check` in a child (run_in_child) and expects it to pass; `failure` says what a false
+/// check means.
+void expect_passes_in_child(const std::function<bool()>& check, const char* failure) {
+  const ChildEnd end = run_in_child(check, kHungAfterS);
+  EXPECT_EQ(end, ChildEnd::passed) << (end == ChildEnd::hung ? "hung: killed after 60 s" : failure);
+}
+
 /// A task and a batch each larger than a socket buffer (net.core.wmem_max, 208 KiB on a stock
 /// kernel): with prefetch_factor 2 the main process primes two 2 MB tasks and blocks sending the
 /// second, while the worker, done with the first, blocks sending its 6 MB batch. Neither read
 /// while it sent, so both waited for ever; the main process now reads while it waits to send.
 TEST_P(ProcessBackend, TasksAndBatchesLargerThanTheSocketBufferDoNotDeadlock) {
   constexpr std::int64_t kBatch = 250'000;  ///< 2 MB of indices a task; 6 MB a batch.
-  /// The whole check takes 0.1 s (fork) and 0.9 s (spawn) here; a deadlock never ends.
-  constexpr double kHungAfterS = 60.0;
   const StartMethod method = GetParam();
-  const ChildEnd end = run_in_child(
+  expect_passes_in_child(
       [method] {
         SyntheticDatasetOptions samples;
         samples.sample_shape = {2};
@@ -569,8 +577,7 @@ TEST_P(ProcessBackend, TasksAndBatchesLargerThanTheSocketBufferDoNotDeadlock) {
         }
         return batches == 2 && samples_seen == 2 * kBatch;
       },
-      kHungAfterS);
-  EXPECT_EQ(end, ChildEnd::passed) << (end == ChildEnd::hung ? "deadlocked" : "the epoch failed");
+      "the epoch failed");
 }
 
 /// A worker stalled in its dataset reads no more tasks, so a task larger than the socket's buffer
@@ -601,9 +608,8 @@ std::shared_ptr<DataLoader> stalled_worker_loader(StartMethod method, bool pin, 
 /// iter() returns with both in their slots while the worker stalls on the first. Over the
 /// socket the same iter() waited for the 30 s stall (the test below interrupts it).
 TEST_P(ProcessBackend, TasksWithASlotNeverWaitForAStalledWorker) {
-  constexpr double kHungAfterS = 60.0;
   const StartMethod method = GetParam();
-  const ChildEnd end = run_in_child(
+  expect_passes_in_child(
       [method] {
         auto loader = stalled_worker_loader(method, /*pin=*/false, /*shared_memory=*/true);
         const auto start = Clock::now();
@@ -613,14 +619,12 @@ TEST_P(ProcessBackend, TasksWithASlotNeverWaitForAStalledWorker) {
         const bool placed = sent.slots_in_use == 2 && sent.batches_without_a_slot == 0 && sent.ring_descriptors == 2;
         return placed && seconds_since(start) < kFaultDeadlineS;
       },
-      kHungAfterS);
-  EXPECT_EQ(end, ChildEnd::passed) << (end == ChildEnd::hung ? "hung" : "the tasks did not go on the ring at once");
+      "the tasks did not go on the ring at once");
 }
 
 TEST_P(ProcessBackend, InterruptEndsASendToAWorkerStalledInItsDataset) {
-  constexpr double kHungAfterS = 60.0;
   const StartMethod method = GetParam();
-  const ChildEnd end = run_in_child(
+  expect_passes_in_child(
       [method] {
         auto loader = stalled_worker_loader(method, /*pin=*/false);
         std::thread signaller([] {
@@ -639,8 +643,7 @@ TEST_P(ProcessBackend, InterruptEndsASendToAWorkerStalledInItsDataset) {
         clear_interrupt();
         return interrupted_sends == 1;
       },
-      kHungAfterS);
-  EXPECT_EQ(end, ChildEnd::passed) << (end == ChildEnd::hung ? "hung" : "iter() was not interrupted");
+      "iter() was not interrupted");
 }
 
 /// The pin-memory thread sends the tasks. Stopped while it waits for room to send a 2 MB task
@@ -650,9 +653,8 @@ TEST_P(ProcessBackend, InterruptEndsASendToAWorkerStalledInItsDataset) {
 /// its 5 s grace; so the bound is two grace periods, far below the stall. Without
 /// cancel_sends() the stop waited the 30 s out (tried, fork and spawn).
 TEST_P(ProcessBackend, StoppingThePinMemoryThreadGivesUpASendToAStalledWorker) {
-  constexpr double kHungAfterS = 60.0;
   const StartMethod method = GetParam();
-  const ChildEnd end = run_in_child(
+  expect_passes_in_child(
       [method] {
         auto loader = stalled_worker_loader(method, /*pin=*/true);
         auto it = loader->iter();  // queues both tasks for the pin-memory thread and returns
@@ -665,8 +667,7 @@ TEST_P(ProcessBackend, StoppingThePinMemoryThreadGivesUpASendToAStalledWorker) {
         loader.reset();
         return seconds_since(start) < 2 * kFaultDeadlineS;
       },
-      kHungAfterS);
-  EXPECT_EQ(end, ChildEnd::passed) << (end == ChildEnd::hung ? "hung" : "the shutdown waited for the stall");
+      "the shutdown waited for the stall");
 }
 
 /// Reads each sample's label from a file it opened in the main process, with pread on the

@@ -41,16 +41,11 @@ class DeviceProbe : public workload::FashionMnistModule {
 
 FitReport fit_on_cuda(Variant variant, DeviceProbe& model) {
   data::DataLoaderOptions options;
-  options.batch_size = 16;
   options.num_workers = kWorkers;
   options.persistent_workers = true;
   options.pin_memory = true;
   options.start_method = data::StartMethod::fork;
-  options.seed = 3;
-  data::SyntheticDatasetOptions dataset;
-  dataset.sample_shape = {1, 28, 28};
-  options.shuffle = true;
-  auto [train, val] = testing::synthetic_train_val(128, 64, options, dataset);
+  auto [train, val] = testing::image_train_val(options);
   loops::TrainerOptions trainer;
   trainer.max_epochs = kEpochs;
   trainer.limit_train_batches = 4;

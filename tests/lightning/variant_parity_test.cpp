@@ -23,14 +23,9 @@ constexpr double kChanceTolerance = 0.05;
 
 FitReport fit_cnn(Variant variant, int workers) {
   data::DataLoaderOptions options;
-  options.batch_size = 16;
   options.num_workers = workers;
   options.persistent_workers = workers > 0;
-  options.seed = 3;
-  data::SyntheticDatasetOptions dataset;
-  dataset.sample_shape = {1, 28, 28};
-  options.shuffle = true;
-  auto [train, val] = testing::synthetic_train_val(128, 64, options, dataset);
+  auto [train, val] = testing::image_train_val(options);
   loops::TrainerOptions trainer;
   trainer.max_epochs = 3;
   trainer.limit_train_batches = 4;

@@ -62,6 +62,27 @@ TrainValLoaders synthetic_train_val(std::int64_t train_size, std::int64_t val_si
   return loaders;
 }
 
+data::DataLoaderOptions worker_loader_options(const std::string& name, data::StartMethod method, int workers,
+                                              bool persistent, std::int64_t batch_size) {
+  data::DataLoaderOptions options;
+  options.name = name;
+  options.batch_size = batch_size;
+  options.shuffle = true;
+  options.num_workers = workers;
+  options.persistent_workers = persistent;
+  options.start_method = method;
+  return options;
+}
+
+TrainValLoaders image_train_val(data::DataLoaderOptions options) {
+  options.batch_size = 16;
+  options.seed = 3;
+  options.shuffle = true;
+  data::SyntheticDatasetOptions dataset;
+  dataset.sample_shape = {1, 28, 28};
+  return synthetic_train_val(128, 64, options, dataset);
+}
+
 std::vector<std::int64_t> run_epoch(data::DataLoader& loader) {
   std::vector<std::int64_t> seen;
   auto it = loader.iter();

@@ -39,6 +39,11 @@ std::string fashion_mnist_dir();
 /// Names a test of a suite parameterised by start method: "thread", "fork" or "spawn".
 std::string start_method_name(const ::testing::TestParamInfo<data::StartMethod>& info);
 
+/// A shuffled loader's options: `workers` workers started by `method`, kept across epochs when
+/// `persistent`, batches of `batch_size`, and `name` in the event log.
+data::DataLoaderOptions worker_loader_options(const std::string& name, data::StartMethod method, int workers,
+                                              bool persistent, std::int64_t batch_size);
+
 /// A loader over a SyntheticDataset of `size` samples.
 std::shared_ptr<data::DataLoader> synthetic_loader(std::int64_t size, data::DataLoaderOptions options,
                                                    data::SyntheticDatasetOptions dataset = {});
@@ -52,6 +57,11 @@ struct TrainValLoaders {
 };
 TrainValLoaders synthetic_train_val(std::int64_t train_size, std::int64_t val_size, data::DataLoaderOptions options,
                                     data::SyntheticDatasetOptions dataset = {});
+/// The CNN's small fit: 128 training and 64 validation samples shaped as Fashion-MNIST's
+/// (1x28x28), in batches of 16, the training set shuffled with seed 3. `options` says how they
+/// are loaded (workers, persistence, pinning, start method); batch, seed and shuffle are set here,
+/// so that every CNN test fits the same data.
+TrainValLoaders image_train_val(data::DataLoaderOptions options);
 
 /// Runs one epoch on `loader`, returning the dataset indices in the order they came.
 std::vector<std::int64_t> run_epoch(data::DataLoader& loader);

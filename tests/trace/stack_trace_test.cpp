@@ -6,6 +6,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "harness/trace/event_log.h"
 #include "harness/trace/reset_trace.h"
@@ -51,24 +52,28 @@ TEST(ShortFunctionName, DropsParametersReturnTypeAndPrefix) {
   EXPECT_EQ(short_function_name("std::function<void ()>::operator()() const"), "std::function<void ()>::operator()");
 }
 
-TEST(ResetTrace, RecordsAnEventWithAStackNamingTheCaller) {
+/// Nulls a watched field, in epoch 3 of the fit's train loop, with `tracing`; the global log's
+/// own options are restored after. Returns what the log recorded.
+std::vector<Event> null_a_watched_field(const TraceOptions& tracing) {
   EventLog& log = EventLog::global();
   const TraceOptions saved = log.trace_options();
-  std::ostringstream printed;
-  TraceOptions tracing;
-  tracing.capture_stacks = true;
-  tracing.print_to = &printed;
   log.set_trace_options(tracing);
   log.clear();
   log.set_context({3, "fit", "train"});
-
   Holder holder;
   holder.field.arm(&Holder::hook, &holder);
   holder.field = std::make_shared<int>(1);
   caller_that_nulls_the_field(holder);
-
   log.set_trace_options(saved);
-  const auto events = log.events();
+  return log.events();
+}
+
+TEST(ResetTrace, RecordsAnEventWithAStackNamingTheCaller) {
+  std::ostringstream printed;
+  TraceOptions tracing;
+  tracing.capture_stacks = true;
+  tracing.print_to = &printed;
+  const auto events = null_a_watched_field(tracing);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, EventKind::iterator_reset);
   EXPECT_EQ(events[0].loader, "probe");
@@ -92,16 +97,7 @@ TEST(ResetTrace, RecordsAnEventWithAStackNamingTheCaller) {
 }
 
 TEST(ResetTrace, CapturesNoStackWhenTracingIsOff) {
-  EventLog& log = EventLog::global();
-  const TraceOptions saved = log.trace_options();
-  log.set_trace_options({});
-  log.clear();
-  Holder holder;
-  holder.field.arm(&Holder::hook, &holder);
-  holder.field = std::make_shared<int>(1);
-  caller_that_nulls_the_field(holder);
-  log.set_trace_options(saved);
-  const auto events = log.events();
+  const auto events = null_a_watched_field({});
   ASSERT_EQ(events.size(), 1u);
   EXPECT_FALSE(events[0].stack);
 }

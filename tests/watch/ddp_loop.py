@@ -13,8 +13,9 @@ import argparse
 import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset
-from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
 from torch.utils.data.distributed import DistributedSampler
+
+from train_loop import reset_like_lightning_1_5_0
 
 
 class Squares(Dataset):
@@ -23,12 +24,6 @@ class Squares(Dataset):
 
     def __getitem__(self, index):
         return torch.tensor(float(index) ** 2)
-
-
-def reset_like_lightning_1_5_0(loader):
-    if isinstance(loader._iterator, _MultiProcessingDataLoaderIter):
-        loader._iterator._shutdown_workers()
-    loader._iterator = None
 
 
 def main():
