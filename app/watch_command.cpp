@@ -219,24 +219,20 @@ void add_watch_options(CLI::App& watch, AcceptedValues& accepted, WatchCommandOp
       watch.add_flag("--expect-clean", flags.expect_clean,
                      "Fail on any respawn, leaked worker, extra iterator or late set_epoch (the same as "
                      "--max-respawns 0 --max-leaked-workers 0 --max-extra-iterators 0 --max-late-set-epoch 0)"));
-  accepted.add(watch.add_option("--max-respawns", options.respawns.limit,
-                                "Fail if workers were replaced more often than this"),
-               integer_in(0, kIntMax));
-  accepted.add(watch.add_option("--max-live-workers", options.live_workers.limit,
-                                "Fail if more workers than this were alive at once (all ranks together)"),
-               integer_in(0, kIntMax));
-  accepted.add(watch.add_option("--max-leaked-workers", options.leaked_workers.limit,
-                                "Fail if more workers than this were leaked: left running by a loader made "
-                                "again, outliving the program, or piling up from epoch to epoch"),
-               integer_in(0, kIntMax));
-  accepted.add(watch.add_option("--max-extra-iterators", options.extra_iterators.limit,
-                                "Fail if more passes than this began and handed out no batch before the next "
-                                "iter() (their prefetched batches thrown away)"),
-               integer_in(0, kIntMax));
-  accepted.add(watch.add_option("--max-late-set-epoch", options.late_set_epoch.limit,
-                                "Fail if more passes than this drew their order before their epoch's "
-                                "set_epoch (so they replay the epoch before)"),
-               integer_in(0, kIntMax));
+  // Each gate under its own flag (Gate::flag), in the order the summary names them.
+  const std::pair<Gate*, const char*> gates_help[] = {
+      {&options.respawns, "Fail if workers were replaced more often than this"},
+      {&options.live_workers, "Fail if more workers than this were alive at once (all ranks together)"},
+      {&options.leaked_workers, "Fail if more workers than this were leaked: left running by a loader made "
+                                "again, outliving the program, or piling up from epoch to epoch"},
+      {&options.extra_iterators, "Fail if more passes than this began and handed out no batch before the next "
+                                 "iter() (their prefetched batches thrown away)"},
+      {&options.late_set_epoch, "Fail if more passes than this drew their order before their epoch's "
+                                "set_epoch (so they replay the epoch before)"},
+  };
+  for (const auto& [gate, help] : gates_help) {
+    accepted.add(watch.add_option(gate->flag, gate->limit, help), integer_in(0, kIntMax));
+  }
   accepted.add_switch(
       watch.add_flag("--no-live", flags.no_live,
                      "No line on stderr at each respawn or reset as it is found (the summary still comes at the end)"));

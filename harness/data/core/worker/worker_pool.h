@@ -13,10 +13,6 @@
 #include "harness/data/core/worker/transport_stats.h"
 #include "harness/data/core/worker/worker_loop.h"
 
-namespace dlreset::data {
-class Dataset;
-}  // namespace dlreset::data
-
 namespace dlreset::data::detail {
 
 /// Everything one worker needs to start.
