@@ -72,6 +72,16 @@ DataLoaderOptions worker_options(StartMethod method, int workers) {
   return options;
 }
 
+/// A loader of 2 persistent workers that has run one epoch and kept them; `pids` gets theirs.
+std::shared_ptr<DataLoader> persistent_loader_after_an_epoch(StartMethod method, std::vector<std::int64_t>* pids) {
+  DataLoaderOptions options = worker_options(method, 2);
+  options.persistent_workers = true;
+  auto loader = synthetic_loader(20, options);
+  testing::run_epoch(*loader);
+  *pids = dynamic_cast<MultiProcessingDataLoaderIter&>(*loader->iterator().get()).worker_pids();
+  return loader;
+}
+
 class AnyBackend : public ::testing::TestWithParam<StartMethod> {};
 class ProcessBackend : public ::testing::TestWithParam<StartMethod> {};
 
@@ -248,11 +258,7 @@ TEST_P(ProcessBackend, WorkerKilledBeforeTheResumeHandshakeIsReported) {
   const ProcessCensus baseline = ProcessCensus::take();
   std::vector<std::int64_t> pids;
   {
-    DataLoaderOptions options = worker_options(GetParam(), 2);
-    options.persistent_workers = true;
-    auto loader = synthetic_loader(20, options);
-    testing::run_epoch(*loader);
-    pids = dynamic_cast<MultiProcessingDataLoaderIter&>(*loader->iterator().get()).worker_pids();
+    auto loader = persistent_loader_after_an_epoch(GetParam(), &pids);
     ASSERT_EQ(pids.size(), 2u);
     ASSERT_EQ(::kill(static_cast<pid_t>(pids[1]), SIGKILL), 0);
     // iter() of the next epoch resets the kept iterator: resume to every worker, wait for acks.
@@ -775,13 +781,7 @@ TEST_P(ProcessBackend, WorkerThatCrashesOnASampleIsReported) {
 TEST_P(ProcessBackend, ShutdownLeavesNoProcessBehind) {
   const ProcessCensus baseline = ProcessCensus::take();
   std::vector<std::int64_t> pids;
-  {
-    DataLoaderOptions options = worker_options(GetParam(), 2);
-    options.persistent_workers = true;
-    auto loader = synthetic_loader(20, options);
-    testing::run_epoch(*loader);
-    pids = dynamic_cast<MultiProcessingDataLoaderIter&>(*loader->iterator().get()).worker_pids();
-  }
+  { auto loader = persistent_loader_after_an_epoch(GetParam(), &pids); }
   EXPECT_TRUE(testing::wait_until_gone(pids, 3.0).empty());
   expect_clean(baseline);
 }

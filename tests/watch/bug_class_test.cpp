@@ -34,6 +34,18 @@ struct BugCase {
   std::vector<std::string> bug_says;
 };
 
+/// Every check's count: `live_workers` at the peak, and 0 for the others but those `others`
+/// names.
+Counts counts(long live_workers, const Counts& others = {}) {
+  Counts all{{"respawns", 0},
+             {"live_workers", live_workers},
+             {"leaked_workers", 0},
+             {"extra_iterators", 0},
+             {"late_set_epoch", 0}};
+  for (const auto& [check, count] : others) all[check] = count;
+  return all;
+}
+
 std::string case_name(const ::testing::TestParamInfo<BugCase>& info) { return info.param.program; }
 
 class BugClass : public ::testing::TestWithParam<BugCase> {
@@ -85,90 +97,42 @@ INSTANTIATE_TEST_SUITE_P(
         // both from the fetcher's reset, whose frames the traceback shows.
         BugCase{"lightning_10389",
                 "--expect-clean",
-                {{"respawns", 2},
-                 {"live_workers", 2},
-                 {"leaked_workers", 0},
-                 {"extra_iterators", 0},
-                 {"late_set_epoch", 0}},
-                {{"respawns", 0},
-                 {"live_workers", 2},
-                 {"leaked_workers", 0},
-                 {"extra_iterators", 0},
-                 {"late_set_epoch", 0}},
+                counts(2, {{"respawns", 2}}),
+                counts(2),
                 {"2 respawns, all from this stack:",
                  ", in reset\n        _shutdown_workers_and_reset_iterator(self.dataloader)",
                  ", in _shutdown_workers_and_reset_iterator\n        dataloader._iterator._shutdown_workers()"}},
         // Three validation loaders of two workers: six alive at once, where two would do.
         BugCase{"lightning_17641",
                 "--expect-clean --max-live-workers 2",
-                {{"respawns", 0},
-                 {"live_workers", 6},
-                 {"leaked_workers", 0},
-                 {"extra_iterators", 0},
-                 {"late_set_epoch", 0}},
-                {{"respawns", 0},
-                 {"live_workers", 2},
-                 {"leaked_workers", 0},
-                 {"extra_iterators", 0},
-                 {"late_set_epoch", 0}},
+                counts(6),
+                counts(2),
                 {"6 workers were alive at once", "--max-live-workers"}},
         // The check's iter() starts a pass that the first epoch's iter() throws away: its
         // prefetch_factor x workers = 4 batches.
         BugCase{"lightning_18414",
                 "--expect-clean",
-                {{"respawns", 0},
-                 {"live_workers", 2},
-                 {"leaked_workers", 0},
-                 {"extra_iterators", 1},
-                 {"late_set_epoch", 0}},
-                {{"respawns", 0},
-                 {"live_workers", 2},
-                 {"leaked_workers", 0},
-                 {"extra_iterators", 0},
-                 {"late_set_epoch", 0}},
+                counts(2, {{"extra_iterators", 1}}),
+                counts(2),
                 {"4 prefetched batches were thrown away", "in _check_dataloader_iterable\n        iter(dataloader)"}},
         // Resumed, the epoch makes a second iterator: a second set of workers, the first unread.
         BugCase{"lightning_19427",
                 "--expect-clean",
-                {{"respawns", 0},
-                 {"live_workers", 4},
-                 {"leaked_workers", 0},
-                 {"extra_iterators", 1},
-                 {"late_set_epoch", 0}},
-                {{"respawns", 0},
-                 {"live_workers", 2},
-                 {"leaked_workers", 0},
-                 {"extra_iterators", 0},
-                 {"late_set_epoch", 0}},
+                counts(4, {{"extra_iterators", 1}}),
+                counts(2),
                 {"4 prefetched batches were thrown away", "in setup_data\n        self.data_iter = iter(self.loader)"}},
         // The resumed epoch's pass is drawn with epoch 0 before set_epoch(2).
         BugCase{"lightning_21938",
                 "--expect-clean",
-                {{"respawns", 0},
-                 {"live_workers", 2},
-                 {"leaked_workers", 0},
-                 {"extra_iterators", 0},
-                 {"late_set_epoch", 1}},
-                {{"respawns", 0},
-                 {"live_workers", 2},
-                 {"leaked_workers", 0},
-                 {"extra_iterators", 0},
-                 {"late_set_epoch", 0}},
+                counts(2, {{"late_set_epoch", 1}}),
+                counts(2),
                 {"set_epoch(2) on sampler S1", "with epoch 0", "replays epoch 0's order"}},
         // A new persistent eval loader at each of three evaluations: the first two keep their
         // workers, so the train loader's 2 and three eval loaders' 2 each are alive at the end.
         BugCase{"transformers_28469",
                 "--expect-clean",
-                {{"respawns", 0},
-                 {"live_workers", 8},
-                 {"leaked_workers", 4},
-                 {"extra_iterators", 0},
-                 {"late_set_epoch", 0}},
-                {{"respawns", 0},
-                 {"live_workers", 4},
-                 {"leaked_workers", 0},
-                 {"extra_iterators", 0},
-                 {"late_set_epoch", 0}},
+                counts(8, {{"leaked_workers", 4}}),
+                counts(4),
                 {"4 workers were leaked", "a loader of the same kind, still had 2 alive"}}),
     case_name);
 
