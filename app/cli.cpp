@@ -75,17 +75,10 @@ int status_for_failure(const std::exception_ptr& failure) {
   }
 }
 
-}  // namespace
-
-int main_cli(int argc, char** argv) {
-  CLI::App app{"dlreset: reproduce, measure and guard against the DataLoader worker reset of "
-               "PyTorch Lightning 1.5.0 (issue #10389)"};
-  app.name("dlreset");
-  // DLRESET_VERSION is the CMake project's version (app/CMakeLists.txt).
-  const std::string version = "dlreset " DLRESET_VERSION;
-  app.set_version_flag("--version", version + " (built with LibTorch " TORCH_VERSION ")");
-  // Hidden (no group): the build writes dlreset.1 and the bash completion with these, from the
-  // app defined here.
+/// --man-page and --bash-completion, hidden (no group): the build writes dlreset.1 and the bash
+/// completion with them, from the app as main_cli defines it. `app` and `version` must outlive
+/// the parse.
+void add_generator_flags(CLI::App& app, const std::string& version) {
   app.add_flag_callback(
          "--man-page",
          [&app, &version] {
@@ -102,6 +95,18 @@ int main_cli(int argc, char** argv) {
          },
          "Print the bash completion script and exit")
       ->group("");
+}
+
+}  // namespace
+
+int main_cli(int argc, char** argv) {
+  CLI::App app{"dlreset: reproduce, measure and guard against the DataLoader worker reset of "
+               "PyTorch Lightning 1.5.0 (issue #10389)"};
+  app.name("dlreset");
+  // DLRESET_VERSION is the CMake project's version (app/CMakeLists.txt).
+  const std::string version = "dlreset " DLRESET_VERSION;
+  app.set_version_flag("--version", version + " (built with LibTorch " TORCH_VERSION ")");
+  add_generator_flags(app, version);
   app.require_subcommand(1);
 
   RunOptions run_options;
@@ -113,13 +118,12 @@ int main_cli(int argc, char** argv) {
   add_run_options(*run, run_accepted, run_options, run_flags);
 
   DemoOptions demo_options;
-  std::string demo_color = "auto";
-  std::string demo_method = data::to_string(demo_options.start_method);
+  DemoFlags demo_flags;
   CLI::App* demo =
       app.add_subcommand("demo", "Walk through the investigation of the bug in six steps: symptom, profiler, anomaly, "
                                  "hook, root cause, fix (for workshops; under two minutes with the defaults)");
   AcceptedValues demo_accepted;
-  add_demo_options(*demo, demo_accepted, demo_options, demo_color, demo_method);
+  add_demo_options(*demo, demo_accepted, demo_options, demo_flags);
 
   WatchCommandOptions watch_options;
   WatchFlags watch_flags;
@@ -158,7 +162,7 @@ int main_cli(int argc, char** argv) {
       return watch_command(watch_options);
     }
     if (demo->parsed()) {
-      finish_demo_options(demo_options, demo_color, demo_method);
+      finish_demo_options(demo_options, demo_flags);
       // Ctrl-C in a workshop stops a run's workers cleanly, or ends the wait for Enter.
       const SignalGuard stop_signals;
       return status_after_signals(demo_command(demo_options));

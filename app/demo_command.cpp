@@ -265,12 +265,12 @@ class Demo {
 
 }  // namespace
 
-void add_demo_options(CLI::App& demo, AcceptedValues& accepted, DemoOptions& options, std::string& color,
-                      std::string& method) {
+void add_demo_options(CLI::App& demo, AcceptedValues& accepted, DemoOptions& options, DemoFlags& flags) {
+  flags.method = data::to_string(options.start_method);
   accepted.add_switch(demo.add_flag("--interactive", options.interactive, "Wait for Enter between steps"));
   accepted.add(demo.add_option("--step", options.step, "Run only this step"), integer_in(1, kDemoSteps));
   accepted
-      .add(demo.add_option("--color", color, "Colour the output: auto (on a terminal), always or never"),
+      .add(demo.add_option("--color", flags.color, "Colour the output: auto (on a terminal), always or never"),
            one_of({"auto", "always", "never"}))
       ->capture_default_str();
   accepted
@@ -278,7 +278,7 @@ void add_demo_options(CLI::App& demo, AcceptedValues& accepted, DemoOptions& opt
            integer_in(0, 64))
       ->capture_default_str();
   accepted
-      .add(demo.add_option("--start-method", method, "How workers start: thread, fork or spawn"),
+      .add(demo.add_option("--start-method", flags.method, "How workers start: thread, fork or spawn"),
            one_of(start_method_names()))
       ->capture_default_str();
   // Two epochs at least: the bug shows from the second one on.
@@ -298,9 +298,11 @@ void add_demo_options(CLI::App& demo, AcceptedValues& accepted, DemoOptions& opt
       ->capture_default_str();
 }
 
-void finish_demo_options(DemoOptions& options, const std::string& color, const std::string& method) {
-  options.color = color == "always" ? ColorMode::always : color == "never" ? ColorMode::never : ColorMode::automatic;
-  options.start_method = *data::parse_start_method(method);
+void finish_demo_options(DemoOptions& options, const DemoFlags& flags) {
+  options.color = flags.color == "always"  ? ColorMode::always
+                  : flags.color == "never" ? ColorMode::never
+                                           : ColorMode::automatic;
+  options.start_method = *data::parse_start_method(flags.method);
 }
 
 int demo_command(const DemoOptions& options) {

@@ -33,13 +33,19 @@ struct DemoOptions {
 
 inline constexpr int kDemoSteps = 6;
 
+/// The demo's choices as the command line gives them, as text, until finish_demo_options reads
+/// them into DemoOptions.
+struct DemoFlags {
+  std::string color = "auto";
+  std::string method;  ///< add_demo_options sets the default, DemoOptions' start method.
+};
+
 /// Defines the demo's options on `demo`, each with its check and words in `accepted`. --color and
-/// --start-method are read as text into `color` and `method`, for finish_demo_options.
-void add_demo_options(CLI::App& demo, AcceptedValues& accepted, DemoOptions& options, std::string& color,
-                      std::string& method);
+/// --start-method are read as text into `flags`, for finish_demo_options.
+void add_demo_options(CLI::App& demo, AcceptedValues& accepted, DemoOptions& options, DemoFlags& flags);
 
 /// The demo's choices given as text, into `options` (the parser checked them already).
-void finish_demo_options(DemoOptions& options, const std::string& color, const std::string& method);
+void finish_demo_options(DemoOptions& options, const DemoFlags& flags);
 
 /// Runs the demo, writing to stdout; returns the exit status.
 int demo_command(const DemoOptions& options);
