@@ -1,7 +1,6 @@
 #include "watch/proc_poller.h"
 
 #include <fcntl.h>
-#include <unistd.h>
 
 #include <optional>
 
@@ -19,18 +18,14 @@ constexpr pid_t kMaxPidsPerLook = 32;
 }  // namespace
 
 ProcPoller::ProcPoller() : loadavg_fd_(::open("/proc/loadavg", O_RDONLY | O_CLOEXEC)) {
-  if (const std::optional<pid_t> last = sys::read_last_created_pid(loadavg_fd_)) last_pid_ = *last;
+  if (const std::optional<pid_t> last = sys::read_last_created_pid(loadavg_fd_.get())) last_pid_ = *last;
   last_look_s_ = sys::monotonic_s();
-}
-
-ProcPoller::~ProcPoller() {
-  if (loadavg_fd_ >= 0) ::close(loadavg_fd_);
 }
 
 int ProcPoller::look(ProcessTree& tree, double now_s) {
   const double previous_look_s = last_look_s_;
   last_look_s_ = now_s;
-  const std::optional<pid_t> newest = sys::read_last_created_pid(loadavg_fd_);
+  const std::optional<pid_t> newest = sys::read_last_created_pid(loadavg_fd_.get());
   if (!newest) {
     tree.rescan(now_s, false);
     return -1;

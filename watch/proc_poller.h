@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include "harness/sys/unique_fd.h"
 #include "watch/process_tree.h"
 
 namespace dlreset::watch {
@@ -12,9 +13,6 @@ namespace dlreset::watch {
 class ProcPoller {
  public:
   ProcPoller();
-  ~ProcPoller();
-  ProcPoller(const ProcPoller&) = delete;
-  ProcPoller& operator=(const ProcPoller&) = delete;
 
   /// One look. /proc/loadavg names the newest pid on the machine, so a look where nothing was
   /// created costs one small read; otherwise only the new pids are read, or, when too many were
@@ -23,7 +21,7 @@ class ProcPoller {
   int look(ProcessTree& tree, double now_s);
 
  private:
-  int loadavg_fd_ = -1;
+  sys::UniqueFd loadavg_fd_;
   pid_t last_pid_ = 0;
   double last_look_s_ = 0.0;
 };

@@ -1,7 +1,5 @@
 #include "watch/process_tree.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -36,35 +34,19 @@ void note_python(ProcessRecord& record) {
 
 ProcessTree::ProcessTree(bool exit_fds) : use_exit_fds_(exit_fds) {}
 
-ProcessTree::~ProcessTree() {
-  for (auto& [pid, member] : live_) {
-    if (member.stat_fd >= 0) ::close(member.stat_fd);
-    if (member.pid_fd >= 0) ::close(member.pid_fd);
-  }
-}
-
 ProcessRecord& ProcessTree::add(pid_t pid, pid_t parent, double start_s) {
   ++changes_;
-  if (live_.count(pid) != 0) close_member(pid);
+  live_.erase(pid);  // a reused pid: the old process's descriptors close
   ProcessRecord record;
   record.pid = pid;
   record.parent = parent;
   record.start_s = start_s;
   records_.push_back(record);
   index_[pid] = records_.size() - 1;
-  Member member;
-  member.stat_fd = sys::open_proc_stat(pid);
-  if (use_exit_fds_) member.pid_fd = sys::open_pidfd(pid);
-  live_[pid] = member;
+  Member& member = live_[pid];
+  member.stat_fd.reset(sys::open_proc_stat(pid));
+  if (use_exit_fds_) member.pid_fd.reset(sys::open_pidfd(pid));
   return records_.back();
-}
-
-void ProcessTree::close_member(pid_t pid) {
-  const auto found = live_.find(pid);
-  if (found == live_.end()) return;
-  if (found->second.stat_fd >= 0) ::close(found->second.stat_fd);
-  if (found->second.pid_fd >= 0) ::close(found->second.pid_fd);
-  live_.erase(found);
 }
 
 void ProcessTree::add_root(pid_t pid, double now_s, bool launched) {
@@ -99,19 +81,20 @@ void ProcessTree::on_exec(pid_t pid, double time_s) {
   record.exec_seen = true;
   record.exec_s = time_s;
   if (std::string cmdline = sys::read_cmdline(pid); !cmdline.empty()) record.cmdline = cmdline;
-  if (const std::optional<sys::ProcStat> stat = sys::read_proc_stat(live_.at(pid).stat_fd)) record.comm = stat->comm;
+  if (const std::optional<sys::ProcStat> stat = sys::read_proc_stat(live_.at(pid).stat_fd.get()))
+    record.comm = stat->comm;
   note_python(record);
 }
 
 void ProcessTree::on_exit(pid_t pid, double time_s, std::optional<int> wait_status) {
   if (!is_live_member(pid)) return;
   ProcessRecord& record = records_[index_.at(pid)];
-  if (const std::optional<sys::ProcStat> stat = sys::read_proc_stat(live_.at(pid).stat_fd)) {
+  if (const std::optional<sys::ProcStat> stat = sys::read_proc_stat(live_.at(pid).stat_fd.get())) {
     record.cpu_s = std::max(record.cpu_s, stat->cpu_s);
   }
   record.end_s = time_s;
   if (wait_status) record.wait_status = wait_status;
-  close_member(pid);
+  live_.erase(pid);
   ++changes_;
 }
 
@@ -133,11 +116,11 @@ void ProcessTree::sample(double now_s) {
   std::vector<pid_t> gone;
   for (auto& [pid, member] : live_) {
     ProcessRecord& record = records_[index_.at(pid)];
-    const std::optional<sys::ProcStat> stat = sys::read_proc_stat(member.stat_fd);
+    const std::optional<sys::ProcStat> stat = sys::read_proc_stat(member.stat_fd.get());
     if (!stat || stat->state == 'Z') {
       // Without a pidfd (it exited before one could be opened, or the kernel has none), a
       // sample is where its end is found.
-      if (member.pid_fd < 0) gone.push_back(pid);
+      if (member.pid_fd.get() < 0) gone.push_back(pid);
       if (stat) record.cpu_s = std::max(record.cpu_s, stat->cpu_s);
       continue;
     }
@@ -183,7 +166,7 @@ void ProcessTree::rescan(double now_s, bool at_attach) {
 
 std::vector<std::pair<pid_t, int>> ProcessTree::exit_fds() const {
   std::vector<std::pair<pid_t, int>> fds;
-  for (const auto& [pid, member] : live_) fds.emplace_back(pid, member.pid_fd);
+  for (const auto& [pid, member] : live_) fds.emplace_back(pid, member.pid_fd.get());
   return fds;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/sys/proc_stat.h"
+#include "harness/sys/unique_fd.h"
 #include "watch/process_record.h"
 
 namespace dlreset::watch {
@@ -21,9 +22,6 @@ class ProcessTree {
   /// With `exit_fds`, every live member gets a pidfd that turns readable when it exits: how the
   /// poll mode learns of exits at once instead of finding them on its next look.
   explicit ProcessTree(bool exit_fds);
-  ~ProcessTree();
-  ProcessTree(const ProcessTree&) = delete;
-  ProcessTree& operator=(const ProcessTree&) = delete;
 
   /// The process the tree grows from. `launched`: the watcher started it (fork and exec), so it
   /// counts as exec'd; otherwise it was attached to and its start is read from /proc.
@@ -62,12 +60,12 @@ class ProcessTree {
   std::vector<ProcessRecord> records() const;
 
  private:
+  /// A live member's descriptors, closed when it leaves live_: -1 where one could not be opened.
   struct Member {
-    int stat_fd = -1;
-    int pid_fd = -1;
+    sys::UniqueFd stat_fd;
+    sys::UniqueFd pid_fd;
   };
   ProcessRecord& add(pid_t pid, pid_t parent, double start_s);
-  void close_member(pid_t pid);
 
   bool use_exit_fds_;
   pid_t root_ = 0;

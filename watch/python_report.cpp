@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "watch/optional_json.h"
 #include "watch/report_text.h"
 
 namespace dlreset::watch {
@@ -27,10 +28,6 @@ std::string short_command(const std::string& cmdline) {
 
 /// A check's count in words, for the headings of the findings.
 std::string counted(const Check& check, const char* one, const char* many) { return plural(check.count, one, many); }
-
-nlohmann::json optional_json(const std::optional<long>& value) {
-  return value ? nlohmann::json(*value) : nlohmann::json();
-}
 
 }  // namespace
 
@@ -187,8 +184,8 @@ nlohmann::json python_json(const WatchReport& report) {
                          {"why_not", process.why_not},
                          {"torch_patched", process.patched},
                          {"torch", process.torch_version},
-                         {"rank", process.rank ? nlohmann::json(*process.rank) : nlohmann::json()},
-                         {"local_rank", process.local_rank ? nlohmann::json(*process.local_rank) : nlohmann::json()},
+                         {"rank", optional_json(process.rank)},
+                         {"local_rank", optional_json(process.local_rank)},
                          {"unseen", process.unseen},
                          {"hook_errors", process.errors},
                          {"events_lost", process.events_lost}});
@@ -198,8 +195,8 @@ nlohmann::json python_json(const WatchReport& report) {
     loaders.push_back({{"pid", loader.pid},
                        {"loader", loader.key},
                        {"dataset", loader.dataset},
-                       {"batch_size", loader.batch_size ? nlohmann::json(*loader.batch_size) : nlohmann::json()},
-                       {"workers", loader.workers ? nlohmann::json(*loader.workers) : nlohmann::json()},
+                       {"batch_size", optional_json(loader.batch_size)},
+                       {"workers", optional_json(loader.workers)},
                        {"persistent", loader.persistent},
                        {"start_method", loader.start_method},
                        {"iterators_made", loader.iterators_made},
@@ -215,7 +212,7 @@ nlohmann::json python_json(const WatchReport& report) {
     nlohmann::json entry = {{"kind", to_string(event.kind)},
                             {"pid", event.pid},
                             {"t", relative(report, event.time_s)},
-                            {"rank", event.rank ? nlohmann::json(*event.rank) : nlohmann::json()},
+                            {"rank", optional_json(event.rank)},
                             {"loader", event.loader},
                             {"iterator", event.iterator},
                             {"worker_pids", event.worker_pids},

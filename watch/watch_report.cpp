@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <map>
 
+#include "watch/optional_json.h"
 #include "watch/python_report.h"
 #include "watch/report_text.h"
 #include "watch/worker_classifier.h"
@@ -263,9 +264,6 @@ nlohmann::json report_json(const WatchReport& report) {
     nlohmann::json pids = nlohmann::json::array();
     for (const std::size_t member : generation.members) pids.push_back(result.processes[member].pid);
     const std::size_t g = static_cast<std::size_t>(generation.index - 1);
-    const auto event_index = [](const std::optional<std::size_t>& index) {
-      return index ? nlohmann::json(*index) : nlohmann::json();
-    };
     // A report made without the hook's view (a test's, an attached watch) has no entries here.
     const auto entry = [g](const std::vector<std::optional<std::size_t>>& entries) {
       return g < entries.size() ? entries[g] : std::nullopt;
@@ -273,8 +271,8 @@ nlohmann::json report_json(const WatchReport& report) {
     const std::optional<std::size_t> made = entry(report.python.generation_made);
     generations.push_back({{"index", generation.index},
                            {"loader", made ? report.python.events[*made].loader : ""},
-                           {"made_event", event_index(made)},
-                           {"stopped_event", event_index(entry(report.python.generation_stopped))},
+                           {"made_event", optional_json(made)},
+                           {"stopped_event", optional_json(entry(report.python.generation_stopped))},
                            {"parent", generation.parent},
                            {"start", to_string(generation.start)},
                            {"workers", pids},
@@ -307,7 +305,7 @@ nlohmann::json report_json(const WatchReport& report) {
           {"poll_ms", result.poll_ms},
           {"duration_s", result.end_s - result.origin_s},
           {"exit", describe_wait_status(result.root_wait_status)},
-          {"exit_status", report.program_status ? nlohmann::json(*report.program_status) : nlohmann::json()},
+          {"exit_status", optional_json(report.program_status)},
           {"workers", report.generations.workers},
           {"generations", generations},
           {"respawns", respawns},
