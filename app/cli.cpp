@@ -109,27 +109,13 @@ int main_cli(int argc, char** argv) {
   add_generator_flags(app, version);
   app.require_subcommand(1);
 
-  RunOptions run_options;
-  RunFlags run_flags;
-  CLI::App* run =
-      app.add_subcommand("run", "Fit a CNN on Fashion-MNIST with one variant; report epoch times, worker spawns, "
-                                "iterator resets and dataset loads per loader");
-  AcceptedValues run_accepted;
-  add_run_options(*run, run_accepted, run_options, run_flags);
-
-  DemoOptions demo_options;
-  DemoFlags demo_flags;
-  CLI::App* demo =
-      app.add_subcommand("demo", "Walk through the investigation of the bug in six steps: symptom, profiler, anomaly, "
-                                 "hook, root cause, fix (for workshops; under two minutes with the defaults)");
-  AcceptedValues demo_accepted;
-  add_demo_options(*demo, demo_accepted, demo_options, demo_flags);
-
-  WatchCommandOptions watch_options;
-  WatchFlags watch_flags;
-  CLI::App* watch = app.add_subcommand("watch", kWatchDescription);
-  AcceptedValues watch_accepted;
-  add_watch_options(*watch, watch_accepted, watch_options, watch_flags, "dlreset watch");
+  // In this order: --help lists the subcommands as added.
+  RunCommandLine run;
+  add_run_command(app, run);
+  DemoCommandLine demo;
+  add_demo_command(app, demo);
+  WatchCommandLine watch;
+  add_watch_command(app, watch);
 
   // `dlreset watch [options] -- COMMAND...`: what follows `--` is the command, untouched by the
   // parser (CLI11 would take it as positionals, which watch has none of).
@@ -140,32 +126,31 @@ int main_cli(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
-    const AcceptedValues* accepted = run->parsed()     ? &run_accepted
-                                     : demo->parsed()  ? &demo_accepted
-                                     : watch->parsed() ? &watch_accepted
-                                                       : nullptr;
+    const AcceptedValues* accepted = run.app->parsed()     ? &run.accepted
+                                     : demo.app->parsed()  ? &demo.accepted
+                                     : watch.app->parsed() ? &watch.accepted
+                                                           : nullptr;
     std::cerr << "dlreset: " << usage_message(error, accepted) << "\n";
     return kExitUsage;
   }
 
   try {
-    if (run->parsed()) {
-      if (const std::optional<int> bad = finish_run_options(*run, run_options, run_flags, argc, argv)) return *bad;
+    if (run.app->parsed()) {
+      if (const std::optional<int> bad = finish_run_options(run, argc, argv)) return *bad;
       const SignalGuard stop_signals;
-      return status_after_signals(run_command(run_options));
+      return status_after_signals(run_command(run.options));
     }
-    if (watch->parsed()) {
-      if (const std::optional<int> bad =
-              finish_watch_options(*watch, watch_options, watch_flags, command_after_dashes, "dlreset: watch")) {
+    if (watch.app->parsed()) {
+      if (const std::optional<int> bad = finish_watch_options(watch, command_after_dashes, "dlreset: watch")) {
         return *bad;
       }
-      return watch_command(watch_options);
+      return watch_command(watch.options);
     }
-    if (demo->parsed()) {
-      finish_demo_options(demo_options, demo_flags);
+    if (demo.app->parsed()) {
+      finish_demo_options(demo);
       // Ctrl-C in a workshop stops a run's workers cleanly, or ends the wait for Enter.
       const SignalGuard stop_signals;
-      return status_after_signals(demo_command(demo_options));
+      return status_after_signals(demo_command(demo.options));
     }
   } catch (...) {
     return status_for_failure(std::current_exception());

@@ -265,7 +265,15 @@ class Demo {
 
 }  // namespace
 
-void add_demo_options(CLI::App& demo, AcceptedValues& accepted, DemoOptions& options, DemoFlags& flags) {
+void add_demo_command(CLI::App& parent, DemoCommandLine& command) {
+  CLI::App& demo =
+      *(command.app =
+            parent.add_subcommand("demo",
+                                  "Walk through the investigation of the bug in six steps: symptom, profiler, anomaly, "
+                                  "hook, root cause, fix (for workshops; under two minutes with the defaults)"));
+  AcceptedValues& accepted = command.accepted;
+  DemoOptions& options = command.options;
+  DemoFlags& flags = command.flags;
   flags.method = data::to_string(options.start_method);
   accepted.add_switch(demo.add_flag("--interactive", options.interactive, "Wait for Enter between steps"));
   accepted.add(demo.add_option("--step", options.step, "Run only this step"), integer_in(1, kDemoSteps));
@@ -298,7 +306,9 @@ void add_demo_options(CLI::App& demo, AcceptedValues& accepted, DemoOptions& opt
       ->capture_default_str();
 }
 
-void finish_demo_options(DemoOptions& options, const DemoFlags& flags) {
+void finish_demo_options(DemoCommandLine& demo) {
+  DemoOptions& options = demo.options;
+  const DemoFlags& flags = demo.flags;
   options.color = flags.color == "always"  ? ColorMode::always
                   : flags.color == "never" ? ColorMode::never
                                            : ColorMode::automatic;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "app/accepted_values.h"
+#include "app/command_line.h"
 #include "harness/data/core/data_loader_options.h"
 
 #ifndef DLRESET_DATA_DIR
@@ -37,15 +38,18 @@ inline constexpr int kDemoSteps = 6;
 /// them into DemoOptions.
 struct DemoFlags {
   std::string color = "auto";
-  std::string method;  ///< add_demo_options sets the default, DemoOptions' start method.
+  std::string method;  ///< add_demo_command sets the default, DemoOptions' start method.
 };
 
-/// Defines the demo's options on `demo`, each with its check and words in `accepted`. --color and
-/// --start-method are read as text into `flags`, for finish_demo_options.
-void add_demo_options(CLI::App& demo, AcceptedValues& accepted, DemoOptions& options, DemoFlags& flags);
+using DemoCommandLine = CommandLine<DemoOptions, DemoFlags>;
 
-/// The demo's choices given as text, into `options` (the parser checked them already).
-void finish_demo_options(DemoOptions& options, const DemoFlags& flags);
+/// Adds `demo` to `parent` and defines its options, each with its check and words in
+/// `demo.accepted`. --color and --start-method are read as text into `demo.flags`, for
+/// finish_demo_options.
+void add_demo_command(CLI::App& parent, DemoCommandLine& demo);
+
+/// The demo's choices given as text, into `demo.options` (the parser checked them already).
+void finish_demo_options(DemoCommandLine& demo);
 
 /// Runs the demo, writing to stdout; returns the exit status.
 int demo_command(const DemoOptions& options);

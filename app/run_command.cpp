@@ -162,22 +162,25 @@ std::vector<std::string> start_method_names() {
   return names;
 }
 
-void add_run_options(CLI::App& run, AcceptedValues& accepted, RunOptions& options, RunFlags& flags) {
+void add_run_command(CLI::App& parent, RunCommandLine& run) {
+  run.app =
+      parent.add_subcommand("run", "Fit a CNN on Fashion-MNIST with one variant; report epoch times, worker spawns, "
+                                   "iterator resets and dataset loads per loader");
   // In this order: --help, the man page and the bash completion list the options as added.
-  add_loader_options(run, accepted, options, flags);
-  add_training_options(run, accepted, options, flags);
-  add_output_options(run, accepted, options, flags);
-  add_job_options(run, accepted, options);
+  add_loader_options(*run.app, run.accepted, run.options, run.flags);
+  add_training_options(*run.app, run.accepted, run.options, run.flags);
+  add_output_options(*run.app, run.accepted, run.options, run.flags);
+  add_job_options(*run.app, run.accepted, run.options);
 }
 
-std::optional<int> finish_run_options(const CLI::App& run, RunOptions& options, const RunFlags& flags, int argc,
-                                      char** argv) {
+std::optional<int> finish_run_options(RunCommandLine& run, int argc, char** argv) {
+  RunOptions& options = run.options;
   if (options.json_path == "-" && options.events_path == "-") {
     std::cerr << "dlreset: --json - and --events - would both write to stdout, as two JSON "
                  "documents in one stream; send one of them to a file.\n";
     return kExitUsage;
   }
-  flags.apply(options);
+  run.flags.apply(options);
   if (options.persistent_workers && options.workers == 0) {
     // PyTorch refuses persistent_workers with 0 workers; the command line means "as
     // persistent as possible", so 0 workers simply run without.
@@ -192,13 +195,12 @@ std::optional<int> finish_run_options(const CLI::App& run, RunOptions& options, 
   options.argv.assign(argv, argv + argc);
 #if DLRESET_HAVE_DIST
   try {
-    resolve_job(options, run.count("--ranks") > 0, [](const char* name) { return std::getenv(name); });
+    resolve_job(options, run.app->count("--ranks") > 0, [](const char* name) { return std::getenv(name); });
   } catch (const dist::DistError& error) {
     std::cerr << "dlreset: " << error.what() << "\n";
     return kExitUsage;
   }
 #else
-  static_cast<void>(run);
   if (options.ranks > 1 || std::getenv("WORLD_SIZE") != nullptr) {
     std::cerr << "dlreset: this dlreset was built without c10d's Gloo, so it runs no multi-rank job; "
                  "install libgloo-dev and build it again.\n";

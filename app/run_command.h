@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/accepted_values.h"
+#include "app/command_line.h"
 #include "app/run_options.h"
 
 namespace dlreset::app {
@@ -28,15 +29,16 @@ struct RunFlags {
 /// The names --start-method takes, from the enum's own list: `run`'s and `demo`'s.
 std::vector<std::string> start_method_names();
 
-/// Defines run's options on `run`, each with its check and words in `accepted`, in the order
-/// --help, the man page and the bash completion list them.
-void add_run_options(CLI::App& run, AcceptedValues& accepted, RunOptions& options, RunFlags& flags);
+using RunCommandLine = CommandLine<RunOptions, RunFlags>;
 
-/// What `run` needs beyond the parser's checks, folded into `options`: the flags, the device,
-/// the job's ranks. The exit status of a usage error, said on stderr; nothing when the run can
-/// go ahead.
-std::optional<int> finish_run_options(const CLI::App& run, RunOptions& options, const RunFlags& flags, int argc,
-                                      char** argv);
+/// Adds `run` to `parent` and defines its options, each with its check and words in
+/// `run.accepted`, in the order --help, the man page and the bash completion list them.
+void add_run_command(CLI::App& parent, RunCommandLine& run);
+
+/// What `run` needs beyond the parser's checks, folded into `run.options`: the flags, the
+/// device, the job's ranks. The exit status of a usage error, said on stderr; nothing when the
+/// run can go ahead.
+std::optional<int> finish_run_options(RunCommandLine& run, int argc, char** argv);
 
 /// Runs it, printing the summary (or JSON); returns the process exit status.
 int run_command(const RunOptions& options);

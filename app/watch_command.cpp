@@ -180,8 +180,16 @@ nlohmann::json hold_gates(const WatchCommandOptions& options, const watch::Watch
 
 }  // namespace
 
-void add_watch_options(CLI::App& watch, AcceptedValues& accepted, WatchCommandOptions& options, WatchFlags& flags,
-                       const std::string& usage) {
+void add_watch_command(CLI::App& parent, WatchCommandLine& watch) {
+  watch.app = parent.add_subcommand("watch", kWatchDescription);
+  add_watch_options(watch, "dlreset watch");
+}
+
+void add_watch_options(WatchCommandLine& command, const std::string& usage) {
+  CLI::App& watch = *command.app;
+  AcceptedValues& accepted = command.accepted;
+  WatchCommandOptions& options = command.options;
+  WatchFlags& flags = command.flags;
   accepted.add(watch.add_option("--pid", options.pid,
                                 "Attach to this running process instead of running a command (the Python hook "
                                 "cannot be put in a process that has started)"),
@@ -288,10 +296,11 @@ std::vector<std::string> split_command(int& argc, char** argv, int first) {
   return {};
 }
 
-std::optional<int> finish_watch_options(const CLI::App& watch, WatchCommandOptions& options, const WatchFlags& flags,
-                                        const std::vector<std::string>& command_after_dashes,
+std::optional<int> finish_watch_options(WatchCommandLine& watch, const std::vector<std::string>& command_after_dashes,
                                         const std::string& prefix) {
-  options.command = watch.remaining();
+  WatchCommandOptions& options = watch.options;
+  const WatchFlags& flags = watch.flags;
+  options.command = watch.app->remaining();
   if (!options.command.empty() && !command_after_dashes.empty()) {
     std::cerr << prefix << ": '" << options.command.front()
               << "' is not an option of watch; put the whole command after --.\n";

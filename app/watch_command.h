@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "app/accepted_values.h"
+#include "app/command_line.h"
 
 namespace dlreset::app {
 
@@ -67,10 +68,15 @@ struct WatchFlags {
   bool no_python_trace = false;
 };
 
-/// Defines watch's options on `watch` (a subcommand of dlreset, or dlreset-watch's own app).
-/// `usage` is how the examples call it ("dlreset watch", "dlreset-watch").
-void add_watch_options(CLI::App& watch, AcceptedValues& accepted, WatchCommandOptions& options, WatchFlags& flags,
-                       const std::string& usage);
+using WatchCommandLine = CommandLine<WatchCommandOptions, WatchFlags>;
+
+/// Defines watch's options on `watch.app` (a subcommand of dlreset, or dlreset-watch's own app),
+/// each with its check and words in `watch.accepted`. `usage` is how the examples call it
+/// ("dlreset watch", "dlreset-watch").
+void add_watch_options(WatchCommandLine& watch, const std::string& usage);
+
+/// Adds `watch` to dlreset's `parent`, with add_watch_options.
+void add_watch_command(CLI::App& parent, WatchCommandLine& watch);
 
 /// The command after the first lone "--" at or after argv[first], which is taken off the
 /// arguments (argc is cut there) so that the parser never sees it.
@@ -78,8 +84,7 @@ std::vector<std::string> split_command(int& argc, char** argv, int first);
 
 /// Completes the options after a parse: the command, the gates, the switches. Bad input gets a
 /// line on stderr (prefixed by `prefix`) and the exit status 2, returned; nothing when all is well.
-std::optional<int> finish_watch_options(const CLI::App& watch, WatchCommandOptions& options, const WatchFlags& flags,
-                                        const std::vector<std::string>& command_after_dashes,
+std::optional<int> finish_watch_options(WatchCommandLine& watch, const std::vector<std::string>& command_after_dashes,
                                         const std::string& prefix);
 
 /// The closing sections of dlreset-watch(1) (EXIT STATUS, ENVIRONMENT, FILES, SEE ALSO).

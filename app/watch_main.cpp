@@ -29,21 +29,18 @@ int main(int argc, char** argv) {
          },
          "Print the man page (roff) and exit")
       ->group("");
-  WatchCommandOptions options;
-  options.program_name = "dlreset-watch";
-  WatchFlags flags;
-  AcceptedValues accepted;
-  add_watch_options(app, accepted, options, flags, "dlreset-watch");
+  WatchCommandLine watch;
+  watch.options.program_name = "dlreset-watch";
+  watch.app = &app;
+  add_watch_options(watch, "dlreset-watch");
   const std::vector<std::string> command_after_dashes = split_command(argc, argv, 1);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
-    std::cerr << "dlreset-watch: " << usage_message(error, &accepted) << "\n";
+    std::cerr << "dlreset-watch: " << usage_message(error, &watch.accepted) << "\n";
     return 2;
   }
-  if (const std::optional<int> bad = finish_watch_options(app, options, flags, command_after_dashes, "dlreset-watch")) {
-    return *bad;
-  }
-  return watch_command(options);
+  if (const std::optional<int> bad = finish_watch_options(watch, command_after_dashes, "dlreset-watch")) return *bad;
+  return watch_command(watch.options);
 }
