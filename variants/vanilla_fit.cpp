@@ -33,6 +33,19 @@ std::shared_ptr<data::DataLoader> with_distributed_sampler(const data::DataLoade
       std::make_unique<data::DistributedSampler>(dataloader.shared_dataset()->size(), sampler));
 }
 
+/// `for batch_idx, batch in enumerate(dataloader)`, stopping after `limit` batches: each batch
+/// moved to the model's device and handed to `step`. The iterator goes when the loop ends, as
+/// Python's does, so a loader that is not persistent shuts its workers down there.
+template <typename Step>
+void for_each_batch(data::DataLoader& dataloader, std::int64_t limit, loops::LightningModule& model, Step&& step) {
+  auto batches = dataloader.iter();
+  for (std::int64_t batch_idx = 0; batch_idx < limit; ++batch_idx) {
+    std::optional<data::Batch> batch = batches->next();
+    if (!batch) break;
+    step(model.transfer_batch_to_device(std::move(*batch)), batch_idx);
+  }
+}
+
 }  // namespace
 
 FitLoaders vanilla_fit(loops::LightningModule& model, std::shared_ptr<data::DataLoader> train_dataloader,
@@ -51,27 +64,17 @@ FitLoaders vanilla_fit(loops::LightningModule& model, std::shared_ptr<data::Data
     call_callbacks(options, [&](Callback& c) { c.on_train_epoch_start(epoch, train_batches); });
     // Before iter(): a persistent iterator draws the epoch's order when it is reset there.
     if (train_sampler != nullptr) train_sampler->set_epoch(epoch);
-    {
-      auto batches = train_dataloader->iter();
-      for (std::int64_t batch_idx = 0; batch_idx < train_batches; ++batch_idx) {
-        std::optional<data::Batch> batch = batches->next();
-        if (!batch) break;
-        data::Batch on_device = model.transfer_batch_to_device(std::move(*batch));
-        const double loss = model.training_step(on_device, batch_idx);
-        call_callbacks(options, [&](Callback& c) { c.on_train_batch_end(on_device, batch_idx, loss); });
-      }
-    }
+    for_each_batch(*train_dataloader, train_batches, model, [&](const data::Batch& batch, std::int64_t batch_idx) {
+      const double loss = model.training_step(batch, batch_idx);
+      call_callbacks(options, [&](Callback& c) { c.on_train_batch_end(batch, batch_idx, loss); });
+    });
     if (val_batches > 0) {
       log.set_context({epoch, "fit", loops::value(RunningStage::validating)});
       call_callbacks(options, [&](Callback& c) { c.on_validation_start(RunningStage::validating, val_batches); });
-      auto batches = val_dataloader->iter();
-      for (std::int64_t batch_idx = 0; batch_idx < val_batches; ++batch_idx) {
-        std::optional<data::Batch> batch = batches->next();
-        if (!batch) break;
-        data::Batch on_device = model.transfer_batch_to_device(std::move(*batch));
-        const double loss = model.validation_step(on_device, batch_idx);
-        call_callbacks(options, [&](Callback& c) { c.on_validation_batch_end(on_device, batch_idx, loss); });
-      }
+      for_each_batch(*val_dataloader, val_batches, model, [&](const data::Batch& batch, std::int64_t batch_idx) {
+        const double loss = model.validation_step(batch, batch_idx);
+        call_callbacks(options, [&](Callback& c) { c.on_validation_batch_end(batch, batch_idx, loss); });
+      });
       call_callbacks(options, [&](Callback& c) { c.on_validation_end(RunningStage::validating); });
     }
     call_callbacks(options, [&](Callback& c) { c.on_train_epoch_end(epoch); });

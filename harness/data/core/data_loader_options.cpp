@@ -1,7 +1,25 @@
 // Mirrors the arguments of torch.utils.data.DataLoader (torch/utils/data/dataloader.py @ v1.13.1).
 #include "harness/data/core/data_loader_options.h"
 
+#include <cstddef>
+#include <optional>
+#include <string>
+
 namespace dlreset::data {
+
+namespace {
+
+/// The value of `all` whose to_string is `text`: each name is written once, in to_string, so
+/// the parser cannot drift from what the reports print.
+template <typename Enum, std::size_t N>
+std::optional<Enum> parse_by_name(const std::string& text, const Enum (&all)[N]) {
+  for (const Enum value : all) {
+    if (text == to_string(value)) return value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 const char* to_string(StartMethod method) {
   switch (method) {
@@ -13,10 +31,7 @@ const char* to_string(StartMethod method) {
 }
 
 std::optional<StartMethod> parse_start_method(const std::string& text) {
-  if (text == "thread") return StartMethod::thread;
-  if (text == "fork") return StartMethod::fork;
-  if (text == "spawn") return StartMethod::spawn;
-  return std::nullopt;
+  return parse_by_name(text, {StartMethod::thread, StartMethod::fork, StartMethod::spawn});
 }
 
 const char* to_string(SeedMode mode) {
@@ -28,9 +43,7 @@ const char* to_string(SeedMode mode) {
 }
 
 std::optional<SeedMode> parse_seed_mode(const std::string& text) {
-  if (text == "stable") return SeedMode::stable;
-  if (text == "torch") return SeedMode::torch;
-  return std::nullopt;
+  return parse_by_name(text, {SeedMode::stable, SeedMode::torch});
 }
 
 }  // namespace dlreset::data

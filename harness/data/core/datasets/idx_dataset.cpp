@@ -46,6 +46,10 @@ std::string find_file(const std::string& root, const std::string& name) {
 
 }  // namespace
 
+// The spec is the options as JSON, field by field: a field added to the options reaches a
+// spawned worker without more code.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(IdxDatasetOptions, images_path, labels_path, mean, std)
+
 IdxDataset::IdxDataset(IdxDatasetOptions options) : options_(std::move(options)) {
   if (!(options_.std > 0.0f)) {
     throw DatasetError("IdxDataset's std must be positive, got " + std::to_string(options_.std) +
@@ -101,22 +105,13 @@ std::unique_ptr<Dataset> IdxDataset::clone() const {
 }
 
 std::string IdxDataset::spec() const {
-  nlohmann::json spec = {{"kind", "idx"},
-                         {"images", options_.images_path},
-                         {"labels", options_.labels_path},
-                         {"mean", options_.mean},
-                         {"std", options_.std}};
+  nlohmann::json spec = options_;
+  spec["kind"] = "idx";
   return spec.dump();
 }
 
 std::unique_ptr<IdxDataset> IdxDataset::from_spec(const std::string& text) {
-  const nlohmann::json spec = nlohmann::json::parse(text);
-  IdxDatasetOptions options;
-  options.images_path = spec.at("images").get<std::string>();
-  options.labels_path = spec.at("labels").get<std::string>();
-  options.mean = spec.at("mean").get<float>();
-  options.std = spec.at("std").get<float>();
-  return std::make_unique<IdxDataset>(std::move(options));
+  return std::make_unique<IdxDataset>(nlohmann::json::parse(text).get<IdxDatasetOptions>());
 }
 
 DLRESET_REGISTER_DATASET("idx", IdxDataset)

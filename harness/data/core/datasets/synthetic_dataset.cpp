@@ -61,25 +61,23 @@ std::unique_ptr<Dataset> SyntheticDataset::clone() const {
   return copy;
 }
 
+// The spec is the options as JSON, field by field: a field added to the options reaches a
+// spawned worker without more code. Static, not in the anonymous namespace: nlohmann finds them
+// by argument-dependent lookup, in SampleShape's own namespace.
+static void to_json(nlohmann::json& json, const SampleShape& shape) { json = shape.to_vector(); }
+static void from_json(const nlohmann::json& json, SampleShape& shape) {
+  shape = SampleShape(json.get<std::vector<std::int64_t>>());
+}
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SyntheticDatasetOptions, size, sample_shape, num_classes, marker, load_work)
+
 std::string SyntheticDataset::spec() const {
-  nlohmann::json spec = {{"kind", "synthetic"},
-                         {"size", options_.size},
-                         {"sample_shape", options_.sample_shape.to_vector()},
-                         {"num_classes", options_.num_classes},
-                         {"marker", options_.marker},
-                         {"load_work", options_.load_work}};
+  nlohmann::json spec = options_;
+  spec["kind"] = "synthetic";
   return spec.dump();
 }
 
 std::unique_ptr<SyntheticDataset> SyntheticDataset::from_spec(const std::string& text) {
-  const nlohmann::json spec = nlohmann::json::parse(text);
-  SyntheticDatasetOptions options;
-  options.size = spec.at("size").get<std::int64_t>();
-  options.sample_shape = SampleShape(spec.at("sample_shape").get<std::vector<std::int64_t>>());
-  options.num_classes = spec.at("num_classes").get<std::int64_t>();
-  options.marker = spec.at("marker").get<double>();
-  options.load_work = spec.at("load_work").get<std::int64_t>();
-  return std::make_unique<SyntheticDataset>(std::move(options));
+  return std::make_unique<SyntheticDataset>(nlohmann::json::parse(text).get<SyntheticDatasetOptions>());
 }
 
 DLRESET_REGISTER_DATASET("synthetic", SyntheticDataset)

@@ -9,8 +9,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <exception>
-#include <iostream>
 #include <optional>
 #include <utility>
 
@@ -113,14 +111,7 @@ ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunc
 }
 
 ProcessWorkerPool::~ProcessWorkerPool() {
-  // An exception out of a destructor would end the program: what shutdown could not do is said.
-  try {
-    ProcessWorkerPool::shutdown(kStatusCheckInterval);
-  } catch (const std::exception& e) {
-    std::cerr << "dlreset: shutting a DataLoader's worker processes down failed: " << e.what()
-              << ". A worker may outlive its loader; shut the iterator down (shutdown_workers()) before "
-                 "it is destroyed to get this error where it happens.\n";
-  }
+  shutdown_in_destructor("worker processes", [this] { ProcessWorkerPool::shutdown(kStatusCheckInterval); });
 }
 
 void ProcessWorkerPool::wake() { readiness_.wake(); }

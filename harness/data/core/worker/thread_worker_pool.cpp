@@ -7,7 +7,6 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <exception>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -93,14 +92,7 @@ ThreadWorkerPool::ThreadWorkerPool(std::vector<WorkerLaunch> launches, Lifecycle
 }
 
 ThreadWorkerPool::~ThreadWorkerPool() {
-  // An exception out of a destructor would end the program: what shutdown could not do is said.
-  try {
-    ThreadWorkerPool::shutdown(kStatusCheckInterval);
-  } catch (const std::exception& e) {
-    std::cerr << "dlreset: shutting a DataLoader's worker threads down failed: " << e.what()
-              << ". A worker may outlive its loader; shut the iterator down (shutdown_workers()) before "
-                 "it is destroyed to get this error where it happens.\n";
-  }
+  shutdown_in_destructor("worker threads", [this] { ThreadWorkerPool::shutdown(kStatusCheckInterval); });
 }
 
 TransportStats ThreadWorkerPool::stats() const {

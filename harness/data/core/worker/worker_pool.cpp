@@ -1,5 +1,7 @@
 #include "harness/data/core/worker/worker_pool.h"
 
+#include <exception>
+#include <iostream>
 #include <utility>
 
 #include "harness/data/core/worker/process_worker_pool.h"
@@ -15,6 +17,21 @@ Message spawned_report(int worker_id, std::int64_t pid) {
   spawned.pid = pid;
   spawned.time_s = trace::monotonic_now_s();
   return spawned;
+}
+
+void shutdown_in_destructor(const char* workers, const std::function<void()>& shutdown) noexcept {
+  try {
+    shutdown();
+  } catch (const std::exception& e) {
+    // Worker processes set PR_SET_PDEATHSIG and abandoned threads are the program's own, so
+    // nothing outlives the program; until it ends, the stragglers hold their memory.
+    std::cerr << "dlreset: shutting a DataLoader's " << workers << " down failed: " << e.what()
+              << ". Some of them may run on until this program ends.\n";
+  } catch (...) {
+    std::cerr << "dlreset: shutting a DataLoader's " << workers
+              << " down failed with an exception that is not a std::exception. Some of them may run on until this "
+                 "program ends.\n";
+  }
 }
 
 std::unique_ptr<WorkerPool> start_worker_pool(StartMethod method, std::vector<WorkerLaunch> launches,

@@ -35,6 +35,11 @@ using LifecycleHandler = std::function<void(const Message&)>;
 /// The `spawned` report a pool hands its lifecycle handler when it has launched a worker.
 Message spawned_report(int worker_id, std::int64_t pid);
 
+/// A pool's destructor calls its shutdown through this. An exception out of a destructor would
+/// end the program, so what the shutdown could not do is said on stderr instead; `workers`
+/// names them in that sentence ("worker processes", "worker threads").
+void shutdown_in_destructor(const char* workers, const std::function<void()>& shutdown) noexcept;
+
 /// PyTorch's index queues, result queue and worker handles behind one interface; one
 /// implementation a back-end (thread_worker_pool.cpp, process_worker_pool.cpp).
 class WorkerPool {
