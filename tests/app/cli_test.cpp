@@ -1,5 +1,4 @@
 // The `dlreset` command as a user meets it: run as a separate process.
-#include <algorithm>
 #include <cstddef>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -27,26 +26,18 @@ Result run_dlreset(const std::string& args) { return testing::run_shell(testing:
 const char* kSmallRun = "run --epochs 2 --workers 1 --limit-train-batches 3 --limit-val-batches 2 --no-progress";
 
 TEST(Cli, BadValuesExitTwoWithOneLineNamingTheFlag) {
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {"run --workers -1", "--workers"},
-      {"run --workers many", "--workers"},
-      {"run --variant newest", "--variant"},
-      {"run --start-method clone", "--start-method"},
-      {"run --epochs 0", "--epochs"},
-      {"run --batch-size 0", "--batch-size"},
-      {"run --limit-train-batches -3", "--limit-train-batches"},
-      {"run --device tpu", "--device"},
-      {"run --workers", "--workers"},
-      {"run --no-such-flag", "--no-such-flag"},
-      {"run --seed-mode random", "--seed-mode"},
-      {"run --json - --events -", "--events -"}};
-  for (const auto& [args, flag] : cases) {
-    const Result result = run_dlreset(args);
-    EXPECT_EQ(result.status, 2) << args;
-    EXPECT_THAT(result.err, HasSubstr(flag)) << args;
-    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << args << ": " << result.err;
-    EXPECT_EQ(result.out, "") << args;
-  }
+  testing::expect_usage_errors(testing::dlreset_binary(), {{"run --workers -1", "--workers"},
+                                                           {"run --workers many", "--workers"},
+                                                           {"run --variant newest", "--variant"},
+                                                           {"run --start-method clone", "--start-method"},
+                                                           {"run --epochs 0", "--epochs"},
+                                                           {"run --batch-size 0", "--batch-size"},
+                                                           {"run --limit-train-batches -3", "--limit-train-batches"},
+                                                           {"run --device tpu", "--device"},
+                                                           {"run --workers", "--workers"},
+                                                           {"run --no-such-flag", "--no-such-flag"},
+                                                           {"run --seed-mode random", "--seed-mode"},
+                                                           {"run --json - --events -", "--events -"}});
 }
 
 TEST(Cli, NoSubcommandIsAUsageError) { EXPECT_EQ(run_dlreset("").status, 2); }

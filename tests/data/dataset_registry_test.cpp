@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/data/core/datasets/idx_dataset.h"
+#include "harness/data/core/datasets/synthetic_dataset.h"
 #include "harness/data/core/errors.h"
 #include "harness/data/core/worker/worker_info.h"
 #include "harness/data/data_loader.h"
@@ -66,6 +68,37 @@ DLRESET_REGISTER_DATASET("test_squares", SquaresDataset)
 /// datasets and its own are.
 TEST(DatasetRegistry, KnowsTheKindsOfTheDatasetsLinkedIntoTheProgram) {
   EXPECT_THAT(DatasetRegistry::global().kinds(), ::testing::IsSupersetOf({"idx", "synthetic", "test_squares"}));
+}
+
+/// A spawned worker rebuilds dlreset's own datasets from their spec: every option must come back.
+TEST(DatasetRegistry, RebuildsTheBuiltInDatasetsFromTheirSpecWithEveryOption) {
+  SyntheticDatasetOptions synthetic;
+  synthetic.size = 7;
+  synthetic.sample_shape = {2, 3};
+  synthetic.num_classes = 4;
+  synthetic.marker = 0.375;
+  synthetic.load_work = 5;
+  const std::unique_ptr<Dataset> rebuilt = DatasetRegistry::global().make(SyntheticDataset(synthetic).spec());
+  const SyntheticDatasetOptions& back = dynamic_cast<const SyntheticDataset&>(*rebuilt).options();
+  EXPECT_EQ(back.size, 7);
+  EXPECT_EQ(back.sample_shape, SampleShape({2, 3}));
+  EXPECT_EQ(back.num_classes, 4);
+  EXPECT_EQ(back.marker, 0.375);
+  EXPECT_EQ(back.load_work, 5);
+
+  testing::TempDir dir;
+  testing::write_tiny_idx_set(dir.path(), "tiny", 5);
+  IdxDatasetOptions idx;
+  idx.images_path = dir.file("tiny-images-idx3-ubyte.gz");
+  idx.labels_path = dir.file("tiny-labels-idx1-ubyte.gz");
+  idx.mean = 0.25f;
+  idx.std = 0.5f;
+  const std::unique_ptr<Dataset> idx_rebuilt = DatasetRegistry::global().make(IdxDataset(idx).spec());
+  const IdxDatasetOptions& idx_back = dynamic_cast<const IdxDataset&>(*idx_rebuilt).options();
+  EXPECT_EQ(idx_back.images_path, idx.images_path);
+  EXPECT_EQ(idx_back.labels_path, idx.labels_path);
+  EXPECT_EQ(idx_back.mean, 0.25f);
+  EXPECT_EQ(idx_back.std, 0.5f);
 }
 
 class UserDataset : public ::testing::TestWithParam<StartMethod> {};

@@ -15,6 +15,7 @@
 #include "harness/data/data_loader.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/lightning/supporters.h"
+#include "tests/support/elapsed.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/process_census.h"
 
@@ -142,7 +143,7 @@ SoakTally soak(DataLoader& loader, int epochs, BeforeEpoch before_epoch) {
     if (slot_mappings() != tally.slot_mappings) ++tally.mapping_changes;
     ++tally.epochs;
   }
-  tally.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  tally.seconds = testing::seconds_since(start);
   tally.rss_end_kib = testing::resident_set_kib();
   return tally;
 }

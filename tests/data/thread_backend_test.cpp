@@ -25,6 +25,7 @@
 #include "harness/data/data_loader.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/trace/event_log.h"
+#include "tests/support/elapsed.h"
 #include "tests/support/fault_dataset.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/process_census.h"
@@ -42,6 +43,13 @@ using Clock = std::chrono::steady_clock;
 
 DataLoaderOptions thread_options(int workers, bool persistent) {
   return testing::worker_loader_options("threads", StartMethod::thread, workers, persistent, /*batch_size=*/3);
+}
+
+/// A fault test's loader: thread workers, not kept, over the samples in order.
+DataLoaderOptions in_order_thread_options(int workers) {
+  DataLoaderOptions options = thread_options(workers, false);
+  options.shuffle = false;
+  return options;
 }
 
 BaseDataLoaderIter& base(const std::shared_ptr<BatchIterator>& it) { return dynamic_cast<BaseDataLoaderIter&>(*it); }
@@ -107,9 +115,7 @@ TEST(ThreadBackend, ResetMidEpochDropsTheResultsStillOnTheirWay) {
 TEST(ThreadBackend, WorkerExceptionCrossesToTheMainThread) {
   FaultDatasetOptions dataset;
   dataset.throw_at = 4;
-  DataLoaderOptions options = thread_options(2, false);
-  options.shuffle = false;
-  auto loader = fault_loader(12, options, dataset);
+  auto loader = fault_loader(12, in_order_thread_options(2), dataset);
   auto it = loader->iter();
   ASSERT_TRUE(base(it).next_raw());
   try {
@@ -125,8 +131,7 @@ TEST(ThreadBackend, WorkerExceptionCrossesToTheMainThread) {
 TEST(ThreadBackend, HungWorkerTimesOutAndIsStoppedOnShutdown) {
   FaultDatasetOptions dataset;
   dataset.hang_at = 0;
-  DataLoaderOptions options = thread_options(1, false);
-  options.shuffle = false;
+  DataLoaderOptions options = in_order_thread_options(1);
   options.timeout_s = 0.3;
   const auto start = Clock::now();
   {
@@ -137,7 +142,7 @@ TEST(ThreadBackend, HungWorkerTimesOutAndIsStoppedOnShutdown) {
   // The timeout is 0.3 s and the hung worker ends as soon as it is told to stop: the whole test
   // takes about 0.3 s here. A bound of PyTorch's 5 s status-check interval says "never waits for
   // the worker", not how fast.
-  EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), detail::kStatusCheckIntervalS);
+  EXPECT_LT(testing::seconds_since(start), detail::kStatusCheckIntervalS);
 }
 
 /// A sample that lasts until its loader stops, as a slow download would that asks between
@@ -163,9 +168,8 @@ class GivesUpWhenStoppingDataset : public Dataset {
 
 TEST(ThreadBackend, ADatasetThatAsksWhetherItsLoaderIsStoppingEndsItsSampleAtShutdown) {
   auto gave_up = std::make_shared<std::atomic<int>>(0);
-  DataLoaderOptions options = thread_options(1, false);
+  DataLoaderOptions options = in_order_thread_options(1);
   options.batch_size = 1;
-  options.shuffle = false;
   options.timeout_s = 0.2;
   {
     DataLoader loader(std::make_shared<GivesUpWhenStoppingDataset>(gave_up), options);
@@ -183,9 +187,7 @@ TEST(ThreadBackend, ADatasetThatAsksWhetherItsLoaderIsStoppingEndsItsSampleAtShu
 TEST(ThreadBackend, InterruptFromAnotherThreadEndsTheWait) {
   FaultDatasetOptions dataset;
   dataset.hang_at = 0;
-  DataLoaderOptions options = thread_options(1, false);
-  options.shuffle = false;
-  auto loader = fault_loader(6, options, dataset);
+  auto loader = fault_loader(6, in_order_thread_options(1), dataset);
   auto it = loader->iter();
   std::thread signaller([] {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -34,6 +35,7 @@
 #include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/sys/proc_stat.h"
 #include "harness/trace/event_log.h"
+#include "tests/support/elapsed.h"
 #include "tests/support/fault_dataset.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/process_census.h"
@@ -44,6 +46,7 @@ namespace {
 using ::dlreset::testing::fault_loader;
 using ::dlreset::testing::FaultDatasetOptions;
 using ::dlreset::testing::ProcessCensus;
+using ::dlreset::testing::seconds_since;
 using ::dlreset::testing::synthetic_loader;
 using ::dlreset::testing::TempDir;
 using ::testing::HasSubstr;
@@ -60,8 +63,6 @@ constexpr double kClosedSocketSeenS = 1.0;
 /// milliseconds on this machine: long enough that tasks are still in flight when a test
 /// interrupts an epoch, short enough that no grace period is needed to finish it.
 constexpr std::int64_t kBusyLoadWork = 10'000'000;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 DataLoaderOptions worker_options(StartMethod method, int workers) {
   DataLoaderOptions options;
@@ -549,7 +550,7 @@ ChildEnd run_in_child(const std::function<bool()>& check, double timeout_s) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? ChildEnd::passed : ChildEnd::failed;
 }
 
-/// How long a check in a child may take: each takes 0.1 to 3 s here, and a hang never ends.
+/// How long a check in a child may take: each takes seconds, and a hang never ends.
 constexpr double kHungAfterS = 60.0;
 
 /// Runs `check` in a child (run_in_child) and expects it to pass; `failure` says what a false
@@ -784,6 +785,28 @@ TEST_P(ProcessBackend, ShutdownLeavesNoProcessBehind) {
   { auto loader = persistent_loader_after_an_epoch(GetParam(), &pids); }
   EXPECT_TRUE(testing::wait_until_gone(pids, 3.0).empty());
   expect_clean(baseline);
+}
+
+// A pool's destructor must not let its shutdown's exception out (that would end the program),
+// and must say what failed; a shutdown that succeeds says nothing.
+TEST(PoolDestructor, SaysWhyItsShutdownFailedInsteadOfThrowing) {
+  int shutdowns = 0;
+  ::testing::internal::CaptureStderr();
+  detail::shutdown_in_destructor("worker processes", [&] {
+    ++shutdowns;
+    throw std::runtime_error("the worker 4242 did not exit");
+  });
+  detail::shutdown_in_destructor("worker threads", [&] { ++shutdowns; });
+  detail::shutdown_in_destructor("worker threads", [&] {
+    ++shutdowns;
+    throw 7;
+  });
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(shutdowns, 3);
+  EXPECT_THAT(said, HasSubstr("shutting a DataLoader's worker processes down failed: the worker 4242 did not exit. "
+                              "Some of them may run on until this program ends."));
+  EXPECT_THAT(said, HasSubstr("worker threads down failed with an exception that is not a std::exception"));
+  EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 2) << said;
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, AnyBackend,

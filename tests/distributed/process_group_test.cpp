@@ -12,6 +12,7 @@
 
 #include "harness/distributed/process_group.h"
 #include "tests/support/command.h"
+#include "tests/support/elapsed.h"
 #include "tests/support/held_port.h"
 
 namespace dlreset::dist {
@@ -50,7 +51,7 @@ TEST(ProcessGroup, ARankWhoseOthersNeverComeGivesUpAfterTheTimeoutSayingSo) {
   constexpr int kTimeoutMs = 2000;
   const auto start = Clock::now();
   const testing::CommandResult alone = run_rank(0, 2, free_port(), kTimeoutMs);
-  const double took_s = std::chrono::duration<double>(Clock::now() - start).count();
+  const double took_s = testing::seconds_since(start);
   EXPECT_EQ(alone.status, 1) << alone.err;
   EXPECT_THAT(alone.err,
               HasSubstr("Rank 0 of 2 gave up after 2 s waiting for the other ranks to reach its store on 127.0.0.1:"));

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "harness/workload/fashion_mnist_module.h"
+#include "tests/lightning/short_fit.h"
 #include "tests/support/fixtures.h"
 #include "variants/fit_report.h"
 
@@ -46,10 +47,7 @@ FitReport fit_on_cuda(Variant variant, DeviceProbe& model) {
   options.pin_memory = true;
   options.start_method = data::StartMethod::fork;
   auto [train, val] = testing::image_train_val(options);
-  loops::TrainerOptions trainer;
-  trainer.max_epochs = kEpochs;
-  trainer.limit_train_batches = 4;
-  trainer.limit_val_batches = 2;
+  loops::TrainerOptions trainer = testing::short_fit(kEpochs, 4, 2);
   return run_fit(variant, model, train, val, trainer);
 }
 

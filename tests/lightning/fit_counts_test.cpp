@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tests/lightning/probe_module.h"
+#include "tests/lightning/short_fit.h"
 #include "tests/support/fixtures.h"
 #include "variants/fit_report.h"
 
@@ -39,10 +40,7 @@ FitReport fit_case(const FitCase& param, bool persistent) {
   dataset.load_work = 10000;
   options.shuffle = true;
   auto [train, val] = testing::synthetic_train_val(64, 32, options, dataset);
-  loops::TrainerOptions trainer;
-  trainer.max_epochs = kEpochs;
-  trainer.limit_train_batches = 4;
-  trainer.limit_val_batches = 3;
+  loops::TrainerOptions trainer = testing::short_fit(kEpochs, 4, 3);
   trainer.num_sanity_val_steps = 2;
   testing::ProbeModule model;
   return run_fit(param.variant, model, train, val, trainer);

@@ -9,6 +9,7 @@
 
 #include "harness/trace/event_log.h"
 #include "tests/lightning/probe_module.h"
+#include "tests/lightning/short_fit.h"
 #include "tests/support/fixtures.h"
 #include "variants/fit_report.h"
 
@@ -29,10 +30,7 @@ FitReport traced_fit(Variant variant) {
   options.persistent_workers = true;
   options.start_method = data::StartMethod::thread;
   auto [train, val] = testing::synthetic_train_val(32, 16, options);
-  loops::TrainerOptions trainer;
-  trainer.max_epochs = 2;
-  trainer.limit_train_batches = 2;
-  trainer.limit_val_batches = 2;
+  loops::TrainerOptions trainer = testing::short_fit(2, 2, 2);
   testing::ProbeModule model;
   FitReport report = run_fit(variant, model, train, val, trainer);
   log.set_trace_options(saved);

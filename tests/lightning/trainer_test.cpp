@@ -11,6 +11,7 @@
 
 #include "harness/profiler/simple_profiler.h"
 #include "tests/lightning/probe_module.h"
+#include "tests/lightning/short_fit.h"
 #include "tests/support/fixtures.h"
 #include "variants/fit_report.h"
 
@@ -25,10 +26,7 @@ constexpr std::int64_t kValBatches = 2;
 constexpr std::int64_t kSanitySteps = 2;
 
 loops::TrainerOptions trainer_options() {
-  loops::TrainerOptions trainer;
-  trainer.max_epochs = kEpochs;
-  trainer.limit_train_batches = kTrainBatches;
-  trainer.limit_val_batches = kValBatches;
+  loops::TrainerOptions trainer = testing::short_fit(kEpochs, kTrainBatches, kValBatches);
   trainer.num_sanity_val_steps = kSanitySteps;
   return trainer;
 }

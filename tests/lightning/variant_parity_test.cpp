@@ -8,6 +8,7 @@
 #include <string>
 
 #include "harness/workload/fashion_mnist_module.h"
+#include "tests/lightning/short_fit.h"
 #include "tests/support/fixtures.h"
 #include "variants/fit_report.h"
 
@@ -26,10 +27,7 @@ FitReport fit_cnn(Variant variant, int workers) {
   options.num_workers = workers;
   options.persistent_workers = workers > 0;
   auto [train, val] = testing::image_train_val(options);
-  loops::TrainerOptions trainer;
-  trainer.max_epochs = 3;
-  trainer.limit_train_batches = 4;
-  trainer.limit_val_batches = 2;
+  loops::TrainerOptions trainer = testing::short_fit(3, 4, 2);
   workload::WorkloadOptions workload;
   workload.device = "cpu";
   workload.seed = 7;

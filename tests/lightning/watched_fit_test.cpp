@@ -11,6 +11,7 @@
 #include "harness/testing/failure_capture.h"
 #include "harness/testing/loader_matchers.h"
 #include "tests/lightning/probe_module.h"
+#include "tests/lightning/short_fit.h"
 #include "tests/support/fixtures.h"
 #include "variants/fit_report.h"
 
@@ -34,10 +35,7 @@ struct WatchedFit {
     auto loaders = synthetic_train_val(64, 32, options);
     train = std::make_unique<LoaderWatch>(loaders.train);
     val = std::make_unique<LoaderWatch>(loaders.val);
-    loops::TrainerOptions trainer;
-    trainer.max_epochs = kEpochs;
-    trainer.limit_train_batches = 4;
-    trainer.limit_val_batches = 3;
+    loops::TrainerOptions trainer = testing::short_fit(kEpochs, 4, 3);
     ProbeModule model;
     run_fit(variant, model, loaders.train, loaders.val, trainer);
   }

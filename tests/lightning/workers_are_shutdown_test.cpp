@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/lightning/probe_module.h"
+#include "tests/lightning/short_fit.h"
 #include "tests/support/fixtures.h"
 #include "variants/fit_report.h"
 
@@ -17,10 +18,7 @@ FitReport lightning_scenario(Variant variant, bool persistent_workers) {
   options.num_workers = 1;
   options.persistent_workers = persistent_workers;
   auto [train, val] = testing::synthetic_train_val(64, 64, options);
-  loops::TrainerOptions trainer;
-  trainer.max_epochs = 3;
-  trainer.limit_train_batches = 2;
-  trainer.limit_val_batches = 2;
+  loops::TrainerOptions trainer = testing::short_fit(3, 2, 2);
   testing::ProbeModule model;
   return run_fit(variant, model, train, val, trainer);
 }

@@ -2,6 +2,10 @@
 
 #include <sys/wait.h>
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <array>
 #include <cstdio>
 
@@ -26,5 +30,15 @@ CommandResult run_shell(const std::string& command) {
 }
 
 std::string dlreset_binary() { return DLRESET_BINARY; }
+
+void expect_usage_errors(const std::string& command, const std::vector<UsageCase>& cases) {
+  for (const auto& [arguments, named] : cases) {
+    const CommandResult result = run_shell(command + " " + arguments);
+    EXPECT_EQ(result.status, 2) << arguments << ": " << result.err;
+    EXPECT_THAT(result.err, ::testing::HasSubstr(named)) << arguments;
+    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << arguments << ": " << result.err;
+    EXPECT_EQ(result.out, "") << arguments;
+  }
+}
 
 }  // namespace dlreset::testing

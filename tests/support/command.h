@@ -2,6 +2,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace dlreset::testing {
 
@@ -16,5 +18,12 @@ CommandResult run_shell(const std::string& command);
 
 /// The dlreset binary this build made.
 std::string dlreset_binary();
+
+/// A command line's arguments, and what its usage error must name (a flag, most often).
+using UsageCase = std::pair<std::string, std::string>;
+
+/// Runs `command + " " + arguments` for each case and expects a usage error: exit status 2,
+/// nothing on stdout, and one line on stderr that names what the case says.
+void expect_usage_errors(const std::string& command, const std::vector<UsageCase>& cases);
 
 }  // namespace dlreset::testing

@@ -26,10 +26,6 @@ std::string read_file(const std::string& path) {
 
 }  // namespace
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 RunningCommand::RunningCommand(const std::vector<std::string>& args, const std::vector<std::string>& environment) {
   std::vector<std::string> arguments = args;
   std::vector<std::string> variables = sys::environment_with(environment);

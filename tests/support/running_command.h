@@ -10,12 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/elapsed.h"
 #include "tests/support/fixtures.h"
 
 namespace dlreset::testing {
-
-/// Seconds since `start` on the steady clock.
-double seconds_since(std::chrono::steady_clock::time_point start);
 
 class RunningCommand {
  public:

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/watch/made_up_tree.h"
 #include "watch/generations.h"
 #include "watch/watch_report.h"
 #include "watch/worker_classifier.h"
@@ -16,31 +17,6 @@ namespace dlreset::watch {
 namespace {
 
 using ::testing::HasSubstr;
-
-constexpr pid_t kRoot = 100;
-constexpr const char* kTrainer = "/usr/bin/python3 train.py";
-
-ProcessRecord root() {
-  ProcessRecord record;
-  record.pid = kRoot;
-  record.parent = 1;
-  record.role = ProcessRole::root;
-  record.exec_seen = true;
-  record.cmdline = kTrainer;
-  return record;
-}
-
-/// A fork of the trainer that never ran exec, alive from `start` to `end` (no end: < 0).
-ProcessRecord fork_worker(pid_t pid, double start, double end, pid_t parent = kRoot) {
-  ProcessRecord record;
-  record.pid = pid;
-  record.parent = parent;
-  record.start_s = start;
-  if (end >= 0) record.end_s = end;
-  record.cmdline = kTrainer;
-  record.cpu_s = 0.25;
-  return record;
-}
 
 ProcessRecord exec_child(pid_t pid, pid_t parent, const std::string& cmdline, double start) {
   ProcessRecord record;
@@ -59,7 +35,7 @@ GenerationReport generations_of(std::vector<ProcessRecord> records, GenerationOp
 }
 
 TEST(WorkerClassifier, ForksOfTheTrainerAreForkWorkers) {
-  std::vector<ProcessRecord> records = {root(), fork_worker(101, 1.0, 2.0), fork_worker(102, 1.0, 2.0)};
+  std::vector<ProcessRecord> records = {program(), fork_of(101, 1.0, 2.0), fork_of(102, 1.0, 2.0)};
   classify_processes(records);
   for (std::size_t i = 1; i < records.size(); ++i) {
     EXPECT_EQ(records[i].role, ProcessRole::worker) << records[i].pid;
@@ -69,14 +45,15 @@ TEST(WorkerClassifier, ForksOfTheTrainerAreForkWorkers) {
 
 TEST(WorkerClassifier, SpawnedInterpretersAreWorkersAndTheTrackerIsAHelper) {
   std::vector<ProcessRecord> records = {
-      root(),
-      exec_child(101, kRoot, "/usr/bin/python3 -B -c from multiprocessing.resource_tracker import main;main(6)", 1.0),
-      exec_child(102, kRoot,
+      program(),
+      exec_child(101, kProgram, "/usr/bin/python3 -B -c from multiprocessing.resource_tracker import main;main(6)",
+                 1.0),
+      exec_child(102, kProgram,
                  "/usr/bin/python3 -c from multiprocessing.spawn import spawn_main; spawn_main(tracker_fd=7, "
                  "pipe_handle=9) --multiprocessing-fork",
                  1.1),
-      exec_child(103, kRoot, "build/bin/dlreset --dlreset-worker train:0", 1.2),
-      exec_child(104, kRoot, "nvidia-smi", 1.3)};
+      exec_child(103, kProgram, "build/bin/dlreset --dlreset-worker train:0", 1.2),
+      exec_child(104, kProgram, "nvidia-smi", 1.3)};
   classify_processes(records);
   EXPECT_EQ(records[1].role, ProcessRole::helper);
   EXPECT_EQ(records[2].start, WorkerStart::spawn);
@@ -87,9 +64,9 @@ TEST(WorkerClassifier, SpawnedInterpretersAreWorkersAndTheTrackerIsAHelper) {
 
 TEST(WorkerClassifier, TheForkserversForksAreWorkersButAWorkersOwnChildIsNot) {
   std::vector<ProcessRecord> records = {
-      root(),
-      exec_child(101, kRoot, "/usr/bin/python3 -c from multiprocessing.forkserver import main; main(8, 9)", 1.0),
-      fork_worker(102, 1.1, 3.0, 101), fork_worker(103, 1.2, 2.0, 102)};
+      program(),
+      exec_child(101, kProgram, "/usr/bin/python3 -c from multiprocessing.forkserver import main; main(8, 9)", 1.0),
+      fork_of(102, 1.1, 3.0, 101), fork_of(103, 1.2, 2.0, 102)};
   records[1].end_s.reset();
   classify_processes(records);
   EXPECT_EQ(records[1].role, ProcessRole::helper);
@@ -98,8 +75,8 @@ TEST(WorkerClassifier, TheForkserversForksAreWorkersButAWorkersOwnChildIsNot) {
 }
 
 TEST(WorkerClassifier, AProgramRunThroughAShellOwnsTheWorkersItForks) {
-  std::vector<ProcessRecord> records = {root(), exec_child(101, kRoot, "/usr/bin/python3 fit.py", 0.5),
-                                        fork_worker(102, 1.0, 2.0, 101)};
+  std::vector<ProcessRecord> records = {program(), exec_child(101, kProgram, "/usr/bin/python3 fit.py", 0.5),
+                                        fork_of(102, 1.0, 2.0, 101)};
   records[0].cmdline = "sh -c python3 fit.py";
   records[2].cmdline = "/usr/bin/python3 fit.py";
   classify_processes(records);
@@ -108,7 +85,7 @@ TEST(WorkerClassifier, AProgramRunThroughAShellOwnsTheWorkersItForks) {
 }
 
 TEST(Generations, PersistentWorkersAreOneGenerationAndNoRespawn) {
-  const GenerationReport report = generations_of({root(), fork_worker(101, 1.00, 9.0), fork_worker(102, 1.01, 9.0)});
+  const GenerationReport report = generations_of({program(), fork_of(101, 1.00, 9.0), fork_of(102, 1.01, 9.0)});
   EXPECT_EQ(report.workers, 2);
   ASSERT_EQ(report.generations.size(), 1u);
   EXPECT_EQ(report.generations[0].members.size(), 2u);
@@ -119,8 +96,8 @@ TEST(Generations, PersistentWorkersAreOneGenerationAndNoRespawn) {
 TEST(Generations, ASetReplacedEveryEpochIsARespawnEachTime) {
   // Lightning 1.5.0 on one loader: the old pair ends, then a new pair starts, at every epoch.
   const GenerationReport report =
-      generations_of({root(), fork_worker(101, 1.0, 3.0), fork_worker(102, 1.0, 3.0), fork_worker(103, 3.001, 5.0),
-                      fork_worker(104, 3.002, 5.0), fork_worker(105, 5.001, 7.0), fork_worker(106, 5.002, 7.0)});
+      generations_of({program(), fork_of(101, 1.0, 3.0), fork_of(102, 1.0, 3.0), fork_of(103, 3.001, 5.0),
+                      fork_of(104, 3.002, 5.0), fork_of(105, 5.001, 7.0), fork_of(106, 5.002, 7.0)});
   EXPECT_EQ(report.workers, 6);
   EXPECT_EQ(report.generations.size(), 3u);
   ASSERT_EQ(report.respawns.size(), 2u);
@@ -133,15 +110,15 @@ TEST(Generations, ASetReplacedEveryEpochIsARespawnEachTime) {
 TEST(Generations, TwoLoadersStartedApartAreTwoGenerationsWithoutARespawn) {
   // Lightning 1.5.1: the validation workers start at the sanity check, the training workers
   // seconds later, and both live to the end.
-  const GenerationReport report = generations_of({root(), fork_worker(101, 1.0, 20.0), fork_worker(102, 1.0, 20.0),
-                                                  fork_worker(103, 4.0, 20.0), fork_worker(104, 4.0, 20.0)});
+  const GenerationReport report = generations_of({program(), fork_of(101, 1.0, 20.0), fork_of(102, 1.0, 20.0),
+                                                  fork_of(103, 4.0, 20.0), fork_of(104, 4.0, 20.0)});
   EXPECT_EQ(report.generations.size(), 2u);
   EXPECT_EQ(report.respawns.size(), 0u);
 }
 
 TEST(Generations, AWorkerStartedAfterOneOfItsSetEndedStartsANewGeneration) {
   // Within the window, but the first set had already lost a member: not one set.
-  const GenerationReport report = generations_of({root(), fork_worker(101, 1.0, 1.2), fork_worker(102, 1.3, 4.0)});
+  const GenerationReport report = generations_of({program(), fork_of(101, 1.0, 1.2), fork_of(102, 1.3, 4.0)});
   EXPECT_EQ(report.generations.size(), 2u);
   EXPECT_EQ(report.respawns.size(), 1u);
 }
@@ -153,27 +130,28 @@ TEST(Generations, AStartReadLateByPollingStillCountsAsAfterTheEnd) {
   GenerationOptions options;
   options.start_uncertainty_s = 0.01;
   const GenerationReport report =
-      generations_of({root(), fork_worker(101, 1.0, 3.0), fork_worker(102, 2.995, 5.0)}, options);
+      generations_of({program(), fork_of(101, 1.0, 3.0), fork_of(102, 2.995, 5.0)}, options);
   EXPECT_EQ(report.generations.size(), 2u);
   EXPECT_EQ(report.respawns.size(), 1u);
 }
 
 TEST(Generations, WorkersOfDifferentParentsNeverShareAGeneration) {
-  const GenerationReport report = generations_of({root(), exec_child(110, kRoot, "/usr/bin/python3 rank1.py", 0.1),
-                                                  fork_worker(101, 1.0, 2.0), fork_worker(111, 1.0, 2.0, 110)});
+  const GenerationReport report =
+      generations_of({program(), exec_child(110, kProgram, "/usr/bin/python3 rank1.py", 0.1), fork_of(101, 1.0, 2.0),
+                      fork_of(111, 1.0, 2.0, 110)});
   EXPECT_EQ(report.generations.size(), 2u);
   EXPECT_EQ(report.respawns.size(), 0u);
 }
 
 TEST(WatchReport, TheVerdictSaysHowOftenWorkersWereReplaced) {
   WatchResult result;
-  result.processes = {root(),
-                      fork_worker(101, 1.0, 3.0),
-                      fork_worker(102, 1.0, 3.0),
-                      fork_worker(103, 3.1, 5.0),
-                      fork_worker(104, 3.1, 5.0),
-                      fork_worker(105, 5.1, 7.0),
-                      fork_worker(106, 5.1, 7.0)};
+  result.processes = {program(),
+                      fork_of(101, 1.0, 3.0),
+                      fork_of(102, 1.0, 3.0),
+                      fork_of(103, 3.1, 5.0),
+                      fork_of(104, 3.1, 5.0),
+                      fork_of(105, 5.1, 7.0),
+                      fork_of(106, 5.1, 7.0)};
   result.processes[0].end_s = 7.5;
   result.origin_s = 0.0;
   result.end_s = 7.5;

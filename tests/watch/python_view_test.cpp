@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/watch/made_up_tree.h"
 #include "watch/findings.h"
 #include "watch/generations.h"
 #include "watch/hook_event.h"
@@ -19,28 +20,6 @@ namespace dlreset::watch {
 namespace {
 
 using ::testing::HasSubstr;
-
-constexpr pid_t kProgram = 100;
-
-ProcessRecord program() {
-  ProcessRecord record;
-  record.pid = kProgram;
-  record.parent = 1;
-  record.role = ProcessRole::root;
-  record.exec_seen = true;
-  record.cmdline = "/usr/bin/python3 train.py";
-  return record;
-}
-
-ProcessRecord worker(pid_t pid, double start, std::optional<double> end) {
-  ProcessRecord record;
-  record.pid = pid;
-  record.parent = kProgram;
-  record.start_s = start;
-  record.end_s = end;
-  record.cmdline = "/usr/bin/python3 train.py";
-  return record;
-}
 
 StackFrame frame(const std::string& function, int line) {
   return StackFrame{"/home/me/train.py", line, function, function + "()"};
@@ -170,8 +149,8 @@ TEST(PythonView, APythonProcessWithoutAHelloIsGivenTheLikelyReason) {
 TEST(PythonView, EachIteratorsWorkersAreAGenerationOfTheirOwn) {
   // Two loaders start their workers within milliseconds: by the tree alone one generation of 4;
   // the hook tells them apart.
-  const Analysed a = analyse({program(), worker(201, 1.00, 9.0), worker(202, 1.00, 9.0), worker(203, 1.01, 9.0),
-                              worker(204, 1.01, 9.0)},
+  const Analysed a = analyse({program(), fork_of(201, 1.00, 9.0), fork_of(202, 1.00, 9.0), fork_of(203, 1.01, 9.0),
+                              fork_of(204, 1.01, 9.0)},
                              {made(1.00, "L1", "I1", {201, 202}), made(1.01, "L2", "I2", {203, 204}, "train.Other")});
   ASSERT_EQ(a.generations.generations.size(), 2u);
   EXPECT_EQ(a.generations.generations[0].loader_key, "100:L1");
@@ -186,9 +165,9 @@ TEST(PythonView, ALoaderTakingOverFromAnotherIsNoRespawn) {
                                    ended(HookEventKind::workers_shutdown, 2.0, "I1", 8, 0, {frame("_next_data", 5)}),
                                    made(2.1, "L2", "I2", {203, 204})};
   events[1].loader = "L1";
-  const Analysed a =
-      analyse({program(), worker(201, 1.0, 2.0), worker(202, 1.0, 2.0), worker(203, 2.1, 3.0), worker(204, 2.1, 3.0)},
-              events);
+  const Analysed a = analyse({program(), fork_of(201, 1.0, 2.0), fork_of(202, 1.0, 2.0), fork_of(203, 2.1, 3.0),
+                              fork_of(204, 2.1, 3.0)},
+                             events);
   EXPECT_EQ(a.generations.generations.size(), 2u);
   EXPECT_EQ(a.findings.respawns.count, 0);
 }
@@ -199,8 +178,8 @@ TEST(Findings, RespawnsAreGroupedByTheStackThatStoppedTheOldWorkers) {
       made(1.0, "L1", "I1", {201, 202}), ended(HookEventKind::workers_shutdown, 2.0, "I1", 8, 0, reset),
       made(2.1, "L1", "I2", {203, 204}), ended(HookEventKind::workers_shutdown, 3.0, "I2", 8, 0, reset),
       made(3.1, "L1", "I3", {205, 206})};
-  const Analysed a = analyse({program(), worker(201, 1.0, 2.0), worker(202, 1.0, 2.0), worker(203, 2.1, 3.0),
-                              worker(204, 2.1, 3.0), worker(205, 3.1, 9.0), worker(206, 3.1, 9.0)},
+  const Analysed a = analyse({program(), fork_of(201, 1.0, 2.0), fork_of(202, 1.0, 2.0), fork_of(203, 2.1, 3.0),
+                              fork_of(204, 2.1, 3.0), fork_of(205, 3.1, 9.0), fork_of(206, 3.1, 9.0)},
                              events);
   EXPECT_EQ(a.findings.respawns.count, 2);
   ASSERT_EQ(a.findings.respawn_causes.size(), 1u);
@@ -231,8 +210,8 @@ TEST(Findings, AStackSharedByTheRanksOfAJobNamesEveryRankInOrder) {
 }
 
 TEST(Findings, TheLiveWorkerPeakNamesEachLoadersShare) {
-  const Analysed a = analyse({program(), worker(201, 1.0, 5.0), worker(202, 1.0, 5.0), worker(203, 2.0, 3.0),
-                              worker(204, 2.0, 3.0), worker(205, 2.0, 3.0)},
+  const Analysed a = analyse({program(), fork_of(201, 1.0, 5.0), fork_of(202, 1.0, 5.0), fork_of(203, 2.0, 3.0),
+                              fork_of(204, 2.0, 3.0), fork_of(205, 2.0, 3.0)},
                              {made(1.0, "L1", "I1", {201, 202}), made(2.0, "L2", "I2", {203, 204, 205}, "train.Val")});
   EXPECT_EQ(a.findings.peak.workers, 5);
   EXPECT_DOUBLE_EQ(a.findings.peak.time_s, 2.0);
@@ -247,8 +226,8 @@ TEST(Findings, ALoaderMadeAgainWhileAnotherOfItsKindKeepsItsWorkersLeaksThem) {
       with_loader(event(HookEventKind::loader_made, 0.9, "L1")), made(1.0, "L1", "I1", {201, 202}),
       with_loader(event(HookEventKind::loader_made, 1.9, "L2")), made(2.0, "L2", "I2", {203, 204}),
       with_loader(event(HookEventKind::loader_made, 2.9, "L3")), made(3.0, "L3", "I3", {205, 206})};
-  const Analysed a = analyse({program(), worker(201, 1.0, 99.0), worker(202, 1.0, 99.0), worker(203, 2.0, 99.0),
-                              worker(204, 2.0, 99.0), worker(205, 3.0, 99.0), worker(206, 3.0, 99.0)},
+  const Analysed a = analyse({program(), fork_of(201, 1.0, 99.0), fork_of(202, 1.0, 99.0), fork_of(203, 2.0, 99.0),
+                              fork_of(204, 2.0, 99.0), fork_of(205, 3.0, 99.0), fork_of(206, 3.0, 99.0)},
                              events, {0.5, 1.5, 2.5, 3.5});
   // L1's two are left when L2 starts; L2's two more when L3 starts. All end before the program
   // does (at 100 s); the live count grows 0 -> 2 -> 4 -> 6 at the epoch lines.
@@ -263,8 +242,8 @@ TEST(Findings, ALoaderMadeAgainWhileAnotherOfItsKindKeepsItsWorkersLeaksThem) {
 TEST(Findings, ASetReplacedAtEachEpochLineIsNoGrowth) {
   // Lightning 1.5.0's reset under load: the old set is still alive at the epoch line and ends
   // moments later; only the new set lives through the epoch.
-  const Analysed a = analyse({program(), worker(201, 1.0, 2.05), worker(202, 1.0, 2.05), worker(203, 2.1, 3.05),
-                              worker(204, 2.1, 3.05), worker(205, 3.1, 4.0), worker(206, 3.1, 4.0)},
+  const Analysed a = analyse({program(), fork_of(201, 1.0, 2.05), fork_of(202, 1.0, 2.05), fork_of(203, 2.1, 3.05),
+                              fork_of(204, 2.1, 3.05), fork_of(205, 3.1, 4.0), fork_of(206, 3.1, 4.0)},
                              {}, {0.9, 2.0, 3.0});
   EXPECT_EQ(a.findings.live_at_epochs, (std::vector<int>{0, 0, 0}));
   EXPECT_EQ(a.findings.leaked_workers.count, 0);
@@ -274,15 +253,15 @@ TEST(Findings, LoadersOfOneKindMadeTogetherLeakNothing) {
   std::vector<HookEvent> events = {with_loader(event(HookEventKind::loader_made, 0.5, "L1")),
                                    with_loader(event(HookEventKind::loader_made, 0.5, "L2")),
                                    made(1.0, "L1", "I1", {201, 202}), made(1.0, "L2", "I2", {203, 204})};
-  const Analysed a =
-      analyse({program(), worker(201, 1.0, 3.0), worker(202, 1.0, 3.0), worker(203, 1.0, 3.0), worker(204, 1.0, 3.0)},
-              events);
+  const Analysed a = analyse({program(), fork_of(201, 1.0, 3.0), fork_of(202, 1.0, 3.0), fork_of(203, 1.0, 3.0),
+                              fork_of(204, 1.0, 3.0)},
+                             events);
   EXPECT_EQ(a.findings.leaked_workers.count, 0);
   EXPECT_EQ(a.findings.peak.workers, 4);
 }
 
 TEST(Findings, WorkersThatOutliveTheProgramAreLeaked) {
-  const Analysed a = analyse({program(), worker(201, 1.0, 150.0), worker(202, 1.0, 50.0)}, {});
+  const Analysed a = analyse({program(), fork_of(201, 1.0, 150.0), fork_of(202, 1.0, 50.0)}, {});
   EXPECT_EQ(a.findings.leaked_workers.count, 1);
   EXPECT_THAT(a.findings.leaked_workers.details[0], HasSubstr("1 worker outlived the program"));
 }
@@ -291,7 +270,7 @@ TEST(Findings, APassThatHandedOutNoBatchBeforeTheNextIterIsAnExtraIterator) {
   std::vector<HookEvent> events = {made(1.0, "L1", "I1", {201, 202}),
                                    ended(HookEventKind::iterator_reset, 1.2, "I1", 0, 4, {frame("fit", 40)}),
                                    ended(HookEventKind::iterator_reset, 2.0, "I1", 16, 0, {frame("fit", 40)})};
-  const Analysed a = analyse({program(), worker(201, 1.0, 9.0), worker(202, 1.0, 9.0)}, events);
+  const Analysed a = analyse({program(), fork_of(201, 1.0, 9.0), fork_of(202, 1.0, 9.0)}, events);
   EXPECT_EQ(a.findings.extra_iterators.count, 1);
   EXPECT_EQ(a.findings.batches_thrown_away, 4);
   EXPECT_THAT(a.findings.extra_iterators.details[0], HasSubstr("reset by another iter()"));
@@ -312,7 +291,7 @@ TEST(Findings, ASetEpochAfterThePassDrewItsOrderIsLate) {
   in_time.epoch = 3;
   in_time.pending_iterator.clear();  // the pass before had been read: nothing pending
   in_time.pending_epoch.reset();
-  const Analysed a = analyse({program(), worker(201, 1.0, 9.0), worker(202, 1.0, 9.0)},
+  const Analysed a = analyse({program(), fork_of(201, 1.0, 9.0), fork_of(202, 1.0, 9.0)},
                              {made(1.0, "L1", "I1", {201, 202}), late, in_time});
   EXPECT_EQ(a.findings.late_set_epoch.count, 1);
   EXPECT_THAT(a.findings.late_set_epoch.details[0], HasSubstr("set_epoch(2) on sampler S1"));
@@ -323,7 +302,7 @@ TEST(WorkerClassifier, AShellsSubshellIsNotAWorker) {
   ProcessRecord shell = program();
   shell.cmdline = "sh run.sh";
   shell.comm = "sh";
-  ProcessRecord subshell = worker(201, 0.1, 0.2);
+  ProcessRecord subshell = fork_of(201, 0.1, 0.2);
   subshell.cmdline = "sh run.sh";
   subshell.comm = "sh";
   std::vector<ProcessRecord> records = {shell, subshell};
