@@ -359,54 +359,66 @@ def _report_own_iterator_attribute(loader):
             break
 
 
-def _iterator_property():
+def _watched_attribute(name, where, doc, on_set, on_delete=None):
+    """A property that keeps `name` in the instance's __dict__, as the plain attribute did, and
+    then calls on_set(self, old, value) after every assignment (`old` is _MISSING at the first)
+    and on_delete(self, old) after a del. What they raise is reported, never raised: the program
+    sees the attribute behave as before."""
+    def missing(self):
+        return AttributeError("'%s' object has no attribute '%s'" % (type(self).__name__, name))
+
     def get(self):
         values = self.__dict__
-        if "_iterator" in values:
-            return values["_iterator"]
-        raise AttributeError("'%s' object has no attribute '_iterator'" % type(self).__name__)
+        if name in values:
+            return values[name]
+        raise missing(self)
 
     def put(self, value):
         values = self.__dict__
-        old = values.get("_iterator", _MISSING)
-        values["_iterator"] = value
-        if old is _MISSING:
-            # DataLoader.__init__ ends by setting it: the loader is made, its settings are known.
-            try:
-                fields = _loader_fields(self)
-                fields.update(_stack())
-                _emit("loader_made", fields)
-            except Exception as error:
-                _hook_error("DataLoader._iterator setter", error)
-            return
-        if old is None or old is value:
-            return
+        old = values.get(name, _MISSING)
+        values[name] = value
         try:
-            fields = _loader_fields(self)
-            fields["how"] = "None" if value is None else "replaced"
-            fields.update(_old_iterator_fields(old))
-            fields.update(_stack())
-            _emit("iterator_dropped", fields)
+            on_set(self, old, value)
         except Exception as error:
-            _hook_error("DataLoader._iterator setter", error)
+            _hook_error(where + " setter", error)
 
     def drop(self):
         values = self.__dict__
-        if "_iterator" not in values:
-            raise AttributeError("'%s' object has no attribute '_iterator'" % type(self).__name__)
-        old = values.pop("_iterator")
-        if old is None:
-            return
+        if name not in values:
+            raise missing(self)
+        old = values.pop(name)
         try:
-            fields = _loader_fields(self)
-            fields["how"] = "deleted"
-            fields.update(_old_iterator_fields(old))
-            fields.update(_stack())
-            _emit("iterator_dropped", fields)
+            on_delete(self, old)
         except Exception as error:
-            _hook_error("DataLoader._iterator deleter", error)
+            _hook_error(where + " deleter", error)
 
-    return property(get, put, drop, "The loader's persistent iterator, watched by dlreset watch.")
+    return property(get, put, drop if on_delete is not None else None, doc)
+
+
+def _iterator_property():
+    def set_(loader, old, value):
+        if old is _MISSING:
+            # DataLoader.__init__ ends by setting it: the loader is made, its settings are known.
+            fields = _loader_fields(loader)
+            fields.update(_stack())
+            _emit("loader_made", fields)
+        elif old is not None and old is not value:
+            _iterator_dropped(loader, old, "None" if value is None else "replaced")
+
+    def delete(loader, old):
+        if old is not None:
+            _iterator_dropped(loader, old, "deleted")
+
+    return _watched_attribute("_iterator", "DataLoader._iterator",
+                              "The loader's persistent iterator, watched by dlreset watch.", set_, delete)
+
+
+def _iterator_dropped(loader, old, how):
+    fields = _loader_fields(loader)
+    fields["how"] = how
+    fields.update(_old_iterator_fields(old))
+    fields.update(_stack())
+    _emit("iterator_dropped", fields)
 
 
 def _old_iterator_fields(old):
@@ -415,99 +427,89 @@ def _old_iterator_fields(old):
     return {"iterator": _key(old, "I"), "worker_pids": []}
 
 
-def _get_iterator_property(original):
+def _watched_method(original, where, on_lookup):
+    """A property in place of the method `original`: looking it up calls on_lookup(self), then
+    gives the method bound as before, so the call itself runs unchanged. What on_lookup raises is
+    reported, never raised."""
     def get(self):
         try:
-            _report_own_iterator_attribute(self)
-            workers = self.__dict__.get("num_workers")
-            if workers:
-                # Weakly: the hook must not keep a loader alive that the program let go.
-                _making[_thread_id()] = _builtin("_weakref").ref(self)
-            else:
-                fields = _loader_fields(self)
-                fields.update({"iterator": None, "worker_pids": []})
-                fields.update(_sampler_fields(_sampler_of(self)))
-                fields.update(_stack())
-                _emit("iterator_made", fields)
+            on_lookup(self)
         except Exception as error:
-            _hook_error("DataLoader._get_iterator", error)
+            _hook_error(where, error)
         return original.__get__(self, type(self))
 
     return property(get, None, None, original.__doc__)
+
+
+def _get_iterator_property(original):
+    def looked_up(loader):
+        _report_own_iterator_attribute(loader)
+        workers = loader.__dict__.get("num_workers")
+        if workers:
+            # Weakly: the hook must not keep a loader alive that the program let go.
+            _making[_thread_id()] = _builtin("_weakref").ref(loader)
+        else:
+            fields = _loader_fields(loader)
+            fields.update({"iterator": None, "worker_pids": []})
+            fields.update(_sampler_fields(_sampler_of(loader)))
+            fields.update(_stack())
+            _emit("iterator_made", fields)
+
+    return _watched_method(original, "DataLoader._get_iterator", looked_up)
 
 
 def _reset_property(original):
-    def get(self):
-        try:
-            values = self.__dict__
-            if "_send_idx" not in values:
-                # The end of __init__: the workers have started, the first pass begins.
-                made_for = _making.pop(_thread_id(), None)
-                loader = made_for() if made_for is not None else None
-                if loader is not None and loader.__dict__.get("dataset") is not values.get("_dataset"):
-                    loader = None
-                fields = _loader_fields(loader) if loader is not None else {"loader": None}
-                fields.update(_iterator_state(self))
-                _iterator_loader[fields["iterator"]] = fields["loader"]
-                fields.update(_sampler_fields(_sampler_of(self), self))
-                fields.update(_stack())
-                _emit("iterator_made", fields)
-            else:
-                # iter() on a persistent loader: the pass in progress ends, a new one begins.
-                fields = _iterator_state(self)
-                fields["loader"] = _iterator_loader.get(fields["iterator"])
-                fields.update(_sampler_fields(_sampler_of(self), self))
-                fields.update(_stack())
-                _emit("iterator_reset", fields)
-        except Exception as error:
-            _hook_error("_MultiProcessingDataLoaderIter._reset", error)
-        return original.__get__(self, type(self))
+    def looked_up(iterator):
+        values = iterator.__dict__
+        if "_send_idx" not in values:
+            # The end of __init__: the workers have started, the first pass begins.
+            made_for = _making.pop(_thread_id(), None)
+            loader = made_for() if made_for is not None else None
+            if loader is not None and loader.__dict__.get("dataset") is not values.get("_dataset"):
+                loader = None
+            fields = _loader_fields(loader) if loader is not None else {"loader": None}
+            fields.update(_iterator_state(iterator))
+            _iterator_loader[fields["iterator"]] = fields["loader"]
+            kind = "iterator_made"
+        else:
+            # iter() on a persistent loader: the pass in progress ends, a new one begins.
+            fields = _iterator_state(iterator)
+            fields["loader"] = _iterator_loader.get(fields["iterator"])
+            kind = "iterator_reset"
+        fields.update(_sampler_fields(_sampler_of(iterator), iterator))
+        fields.update(_stack())
+        _emit(kind, fields)
 
-    return property(get, None, None, original.__doc__)
+    return _watched_method(original, "_MultiProcessingDataLoaderIter._reset", looked_up)
 
 
 def _shutdown_property(original, utils):
-    def get(self):
-        try:
-            values = self.__dict__
-            exiting = getattr(utils, "python_exit_status", None)
-            if values.get("_shutdown") is False and exiting is False:
-                fields = _iterator_state(self)
-                fields["loader"] = _iterator_loader.get(fields["iterator"])
-                fields["persistent"] = values.get("_persistent_workers") is True
-                fields["caller"] = _caller_name()
-                fields.update(_stack())
-                _emit("workers_shutdown", fields)
-        except Exception as error:
-            _hook_error("_MultiProcessingDataLoaderIter._shutdown_workers", error)
-        return original.__get__(self, type(self))
+    def looked_up(iterator):
+        values = iterator.__dict__
+        exiting = getattr(utils, "python_exit_status", None)
+        if values.get("_shutdown") is False and exiting is False:
+            fields = _iterator_state(iterator)
+            fields["loader"] = _iterator_loader.get(fields["iterator"])
+            fields["persistent"] = values.get("_persistent_workers") is True
+            fields["caller"] = _caller_name()
+            fields.update(_stack())
+            _emit("workers_shutdown", fields)
 
-    return property(get, None, None, original.__doc__)
+    return _watched_method(original, "_MultiProcessingDataLoaderIter._shutdown_workers", looked_up)
 
 
 def _epoch_property():
-    def get(self):
-        values = self.__dict__
-        if "epoch" in values:
-            return values["epoch"]
-        raise AttributeError("'%s' object has no attribute 'epoch'" % type(self).__name__)
-
-    def put(self, value):
-        values = self.__dict__
-        old = values.get("epoch", _MISSING)
-        values["epoch"] = value
+    def set_(sampler, old, value):
         if old is _MISSING:
             return
-        try:
-            fields = {"sampler": _key(self, "S"), "sampler_class": _class_name(self),
-                      "epoch": _int_or_none(value), "previous": _int_or_none(old)}
-            fields.update(_pending_pass(self))
-            fields.update(_stack())
-            _emit("set_epoch", fields)
-        except Exception as error:
-            _hook_error("DistributedSampler.epoch setter", error)
+        fields = {"sampler": _key(sampler, "S"), "sampler_class": _class_name(sampler),
+                  "epoch": _int_or_none(value), "previous": _int_or_none(old)}
+        fields.update(_pending_pass(sampler))
+        fields.update(_stack())
+        _emit("set_epoch", fields)
 
-    return property(get, put, None, "The sampler's epoch, watched by dlreset watch.")
+    return _watched_attribute("epoch", "DistributedSampler.epoch", "The sampler's epoch, watched by dlreset watch.",
+                              set_)
 
 
 def _patch_torch():
