@@ -131,31 +131,33 @@ if needs_update googletest "$stamp"; then
   install_piece googletest "$stamp"
 fi
 
-# --- Google Benchmark: Debian's source package (with Debian's patches), library sources only ---
-stamp=$(source_version libbenchmark-dev)
-if needs_update benchmark "$stamp"; then
-  fetch_source "$stamp" "$deps/.staging/benchmark-full"
-  step="trimming Google Benchmark's sources"
-  out="$deps/.staging/benchmark"
+# take_source_piece <piece> <binary package> <name> <path...>: Debian's source package of
+# <binary package> (with Debian's patches), trimmed to the paths named (globs allowed) and its
+# copyright, as <piece>.
+take_source_piece() {
+  local piece=$1 package=$2 name=$3 stamp path
+  shift 3
+  stamp=$(source_version "$package")
+  needs_update "$piece" "$stamp" || return 0
+  local full="$deps/.staging/$piece-full" out="$deps/.staging/$piece"
+  fetch_source "$stamp" "$full"
+  step="trimming $name's sources"
   mkdir -p "$out"
-  cp -r "$deps/.staging/benchmark-full/"{CMakeLists.txt,LICENSE,cmake,include,src} "$out/"
-  cp "$deps/.staging/benchmark-full/debian/copyright" "$out/copyright"
-  rm -rf "$deps/.staging/benchmark-full"
-  install_piece benchmark "$stamp"
-fi
+  for path in "$@"; do
+    # Unquoted on purpose: a glob such as *.c expands inside the unpacked source.
+    # shellcheck disable=SC2086
+    cp -r "$full"/$path "$out/"
+  done
+  cp "$full/debian/copyright" "$out/copyright"
+  rm -rf "$full"
+  install_piece "$piece" "$stamp"
+}
 
-# --- zlib: Debian's source package; the library's C files and headers --------------------------
-stamp=$(source_version zlib1g-dev)
-if needs_update zlib "$stamp"; then
-  fetch_source "$stamp" "$deps/.staging/zlib-full"
-  step="trimming zlib's sources"
-  out="$deps/.staging/zlib"
-  mkdir -p "$out"
-  cp "$deps/.staging/zlib-full/"{*.c,*.h,LICENSE,README} "$out/"
-  cp "$deps/.staging/zlib-full/debian/copyright" "$out/copyright"
-  rm -rf "$deps/.staging/zlib-full"
-  install_piece zlib "$stamp"
-fi
+# --- Google Benchmark: the library's sources only ----------------------------------------------
+take_source_piece benchmark libbenchmark-dev "Google Benchmark" CMakeLists.txt LICENSE cmake include src
+
+# --- zlib: the library's C files and headers ----------------------------------------------------
+take_source_piece zlib zlib1g-dev zlib '*.c' '*.h' LICENSE README
 
 # --- Fashion-MNIST: the four IDX files of dataset-fashion-mnist --------------------------------
 step="copying the Fashion-MNIST files"

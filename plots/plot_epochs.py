@@ -25,11 +25,10 @@ WORKLOAD_FIELDS = ("epochs", "limit_train_batches", "limit_val_batches", "batch_
 
 
 def reports_of(path):
-    doc = plotstyle.load_json(path)
     unusable = (f"'{path}' is neither a sweep (plots/sweep.py) nor a report from `dlreset run "
                 "--json`; pass one of those (timelines from --events and benchmark files hold no "
                 "per-epoch times).")
-    plotstyle.check_schema(doc, path, ("dlreset.sweep", "dlreset.run"), unusable)
+    doc = plotstyle.load_checked(path, ("dlreset.sweep", "dlreset.run"), unusable)
     if isinstance(doc, dict) and isinstance(doc.get("runs"), list):
         reports = doc["runs"]
     elif isinstance(doc, dict) and "variant" in doc and "epoch_s" in doc:

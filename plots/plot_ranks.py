@@ -23,9 +23,8 @@ import matplotlib.pyplot as plt
 
 
 def load(path):
-    doc = plotstyle.load_json(path)
-    plotstyle.check_schema(doc, path, ("dlreset.sweep",),
-                           f"'{path}' is not a sweep; write one with `plots/sweep.py --ranks 1,2 ...`.")
+    doc = plotstyle.load_checked(path, ("dlreset.sweep",),
+                                 f"'{path}' is not a sweep; write one with `plots/sweep.py --ranks 1,2 ...`.")
     runs = doc.get("runs") if isinstance(doc, dict) else None
     if not runs:
         raise InputError(f"'{path}' holds no runs; run plots/sweep.py again.")

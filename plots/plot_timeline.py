@@ -145,10 +145,9 @@ def pair_events(path, doc):
 def load_runs(paths):
     runs = []
     for path in paths:
-        doc = plotstyle.load_json(path)
         not_a_timeline = (f"'{path}' is not a timeline; write one with `dlreset run --events FILE` "
                           "(a --json report or a sweep will not do).")
-        plotstyle.check_schema(doc, path, ("dlreset.events",), not_a_timeline)
+        doc = plotstyle.load_checked(path, ("dlreset.events",), not_a_timeline)
         if not isinstance(doc, dict) or "events" not in doc:
             raise InputError(not_a_timeline)
         runs.append(pair_events(path, doc))

@@ -92,11 +92,10 @@ def load(paths):
     """All samples from all files, plus what the subtitle says about where they came from."""
     samples, workloads, machines = [], set(), []
     for path in paths:
-        doc = plotstyle.load_json(path)
         unusable = (f"'{path}' is neither a sweep (plots/sweep.py), a Google Benchmark JSON "
                     "(dlreset_bench --benchmark_out_format=json) nor a dlreset run report; pass "
                     "one of those.")
-        plotstyle.check_schema(doc, path, ("dlreset.sweep", "dlreset.run"), unusable)
+        doc = plotstyle.load_checked(path, ("dlreset.sweep", "dlreset.run"), unusable)
         if isinstance(doc, dict) and isinstance(doc.get("runs"), list):
             if not doc["runs"]:
                 raise InputError(f"'{path}' is a sweep without runs; run plots/sweep.py again.")

@@ -140,6 +140,14 @@ def check_schema(doc, path, accepted, rejection):
                          "wrote it.")
 
 
+def load_checked(path, accepted, rejection):
+    """The JSON document in `path`, refused with InputError unless it is one of the `accepted`
+    schemas (check_schema, with the script's `rejection`)."""
+    doc = load_json(path)
+    check_schema(doc, path, accepted, rejection)
+    return doc
+
+
 def load_json(path):
     try:
         with open(path, encoding="utf-8") as f:

@@ -68,39 +68,31 @@ def csv_of(kind, allowed=None):
     return parse
 
 
-def non_negative_int_list(text):
-    values = csv_of(int)(text)
-    bad = [v for v in values if v < 0]
-    if bad:
-        raise argparse.ArgumentTypeError(f"worker counts must be 0 or more, got {bad[0]} in '{text}'.")
-    return values
+def int_at_least(minimum, what):
+    """An argparse type: one integer of `minimum` or more; `what` says in the error what to give
+    instead ("0 or more", "1 or more")."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer.")
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is too small; give {what}.")
+        return value
+
+    return parse
 
 
-def positive_int_list(text):
-    values = csv_of(int)(text)
-    if any(v < 1 for v in values):
-        raise argparse.ArgumentTypeError(f"'{text}' holds a count below 1; give counts of 1 or more.")
-    return values
+def ints_at_least(minimum, what):
+    """An argparse type: a comma-separated list of integers of `minimum` or more."""
+    def parse(text):
+        values = csv_of(int)(text)
+        bad = [v for v in values if v < minimum]
+        if bad:
+            raise argparse.ArgumentTypeError(f"'{text}' holds {bad[0]}; give {what}.")
+        return values
 
-
-def positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer.")
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is too small; give 1 or more.")
-    return value
-
-
-def non_negative_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer.")
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative; give 0 or more.")
-    return value
+    return parse
 
 
 def build_parser():
@@ -123,19 +115,20 @@ def build_parser():
     parser.add_argument("--variants", type=csv_of(str, VARIANTS), default=["buggy", "fixed", "vanilla"],
                         metavar="LIST", help="comma-separated, from %s (default: buggy,fixed,vanilla)"
                         % ",".join(VARIANTS))
-    parser.add_argument("--ranks", type=positive_int_list, default=[1], metavar="LIST",
+    parser.add_argument("--ranks", type=ints_at_least(1, "counts of 1 or more"), default=[1], metavar="LIST",
                         help="comma-separated rank counts of each run (default: 1, one process)")
-    parser.add_argument("--workers", type=non_negative_int_list, default=[0, 1, 2, 4], metavar="LIST",
+    parser.add_argument("--workers", type=ints_at_least(0, "counts of 0 or more"), default=[0, 1, 2, 4],
+                        metavar="LIST",
                         help="comma-separated worker counts per loader (default: 0,1,2,4)")
     parser.add_argument("--start-methods", type=csv_of(str, START_METHODS), default=["fork"],
                         metavar="LIST", help="comma-separated, from thread,fork,spawn (default: fork)")
-    parser.add_argument("--epochs", type=positive_int, default=3, metavar="N",
+    parser.add_argument("--epochs", type=int_at_least(1, "1 or more"), default=3, metavar="N",
                         help="epochs per run (default: 3)")
-    parser.add_argument("--limit-train-batches", type=non_negative_int, default=50, metavar="N",
+    parser.add_argument("--limit-train-batches", type=int_at_least(0, "0 or more"), default=50, metavar="N",
                         help="training batches per epoch (default: 50)")
-    parser.add_argument("--limit-val-batches", type=non_negative_int, default=10, metavar="N",
+    parser.add_argument("--limit-val-batches", type=int_at_least(0, "0 or more"), default=10, metavar="N",
                         help="validation batches per epoch (default: 10)")
-    parser.add_argument("--repeat", type=positive_int, default=1, metavar="N",
+    parser.add_argument("--repeat", type=int_at_least(1, "1 or more"), default=1, metavar="N",
                         help="repetitions of the whole grid (default: 1)")
     parser.add_argument("--events-dir", metavar="DIR",
                         help="also keep each run's --events timeline here, as "
