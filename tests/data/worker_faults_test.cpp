@@ -125,6 +125,19 @@ void pin_in_a_thread(DataLoader& loader) {
   loader.set_pin_memory_function([](RawBatch&& raw) { return collate(std::move(raw), /*pin_memory=*/false); });
 }
 
+/// One worker that hangs on its first of 8 samples; `timeout_s` 0 waits for it without end. With
+/// `pin`, a pin-memory thread does the waiting.
+std::shared_ptr<DataLoader> hung_worker_loader(StartMethod method, bool pin, double timeout_s) {
+  FaultDatasetOptions dataset;
+  dataset.hang_at = 0;
+  DataLoaderOptions options = worker_options(method, 1);
+  options.timeout_s = timeout_s;
+  options.pin_memory = pin;
+  auto loader = fault_loader(8, options, dataset);
+  if (pin) pin_in_a_thread(*loader);
+  return loader;
+}
+
 /// A worker hangs on its first sample, `timeout` 1 s: next() raises torch's message, and
 /// destroying the iterator ends the hung worker rather than waiting for it. With `pin`, the
 /// wait is on a pin-memory thread.
@@ -132,13 +145,7 @@ void expect_hung_worker_times_out(StartMethod method, bool pin) {
   const ProcessCensus baseline = ProcessCensus::take();
   const auto start = Clock::now();
   {
-    FaultDatasetOptions dataset;
-    dataset.hang_at = 0;
-    DataLoaderOptions options = worker_options(method, 1);
-    options.timeout_s = 1;
-    options.pin_memory = pin;
-    auto loader = fault_loader(8, options, dataset);
-    if (pin) pin_in_a_thread(*loader);
+    auto loader = hung_worker_loader(method, pin, /*timeout_s=*/1);
     auto it = loader->iter();
     try {
       it->next();
@@ -203,12 +210,7 @@ void expect_interrupt_ends_wait(StartMethod method, bool pin) {
   const ProcessCensus baseline = ProcessCensus::take();
   const auto start = Clock::now();
   {
-    FaultDatasetOptions dataset;
-    dataset.hang_at = 0;
-    DataLoaderOptions options = worker_options(method, 1);
-    options.pin_memory = pin;
-    auto loader = fault_loader(8, options, dataset);
-    if (pin) pin_in_a_thread(*loader);
+    auto loader = hung_worker_loader(method, pin, /*timeout_s=*/0);
     auto it = loader->iter();
     // A signal handler would run on whatever thread the kernel picks: another thread it is.
     std::thread signaller([] {
@@ -611,14 +613,24 @@ std::shared_ptr<DataLoader> stalled_worker_loader(StartMethod method, bool pin, 
   return loader;
 }
 
+/// Runs `check` on a stalled_worker_loader in a child, and expects it to pass (expect_passes_in_child).
+void expect_with_stalled_worker(StartMethod method, bool pin, bool shared_memory,
+                                const std::function<bool(std::shared_ptr<DataLoader>&)>& check, const char* failure) {
+  expect_passes_in_child(
+      [&] {
+        auto loader = stalled_worker_loader(method, pin, shared_memory);
+        return check(loader);
+      },
+      failure);
+}
+
 /// With slots, both 2 MB tasks go on the worker's task ring, which never waits for its reader:
 /// iter() returns with both in their slots while the worker stalls on the first. Over the
 /// socket the same iter() waited for the 30 s stall (the test below interrupts it).
 TEST_P(ProcessBackend, TasksWithASlotNeverWaitForAStalledWorker) {
-  const StartMethod method = GetParam();
-  expect_passes_in_child(
-      [method] {
-        auto loader = stalled_worker_loader(method, /*pin=*/false, /*shared_memory=*/true);
+  expect_with_stalled_worker(
+      GetParam(), /*pin=*/false, /*shared_memory=*/true,
+      [](std::shared_ptr<DataLoader>& loader) {
         const auto start = Clock::now();
         auto it = loader->iter();
         auto& workers = dynamic_cast<MultiProcessingDataLoaderIter&>(*it);
@@ -630,10 +642,9 @@ TEST_P(ProcessBackend, TasksWithASlotNeverWaitForAStalledWorker) {
 }
 
 TEST_P(ProcessBackend, InterruptEndsASendToAWorkerStalledInItsDataset) {
-  const StartMethod method = GetParam();
-  expect_passes_in_child(
-      [method] {
-        auto loader = stalled_worker_loader(method, /*pin=*/false);
+  expect_with_stalled_worker(
+      GetParam(), /*pin=*/false, /*shared_memory=*/false,
+      [](std::shared_ptr<DataLoader>& loader) {
         std::thread signaller([] {
           std::this_thread::sleep_for(std::chrono::milliseconds(200));
           request_interrupt(SIGINT);
@@ -661,9 +672,9 @@ TEST_P(ProcessBackend, InterruptEndsASendToAWorkerStalledInItsDataset) {
 /// cancel_sends() the stop waited the 30 s out (tried, fork and spawn).
 TEST_P(ProcessBackend, StoppingThePinMemoryThreadGivesUpASendToAStalledWorker) {
   const StartMethod method = GetParam();
-  expect_passes_in_child(
-      [method] {
-        auto loader = stalled_worker_loader(method, /*pin=*/true);
+  expect_with_stalled_worker(
+      method, /*pin=*/true, /*shared_memory=*/false,
+      [method](std::shared_ptr<DataLoader>& loader) {
         auto it = loader->iter();  // queues both tasks for the pin-memory thread and returns
         // Until the worker has started, taken the first task and stalled, and the thread is
         // stuck sending the second: a spawned worker's start-up takes 0.5 to 0.9 s here.
