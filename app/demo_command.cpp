@@ -266,11 +266,11 @@ class Demo {
 }  // namespace
 
 void add_demo_command(CLI::App& parent, DemoCommandLine& command) {
-  CLI::App& demo =
-      *(command.app =
-            parent.add_subcommand("demo",
-                                  "Walk through the investigation of the bug in six steps: symptom, profiler, anomaly, "
-                                  "hook, root cause, fix (for workshops; under two minutes with the defaults)"));
+  command.app =
+      parent.add_subcommand("demo", "Walk through the investigation of the bug in six steps: symptom, profiler, "
+                                    "anomaly, hook, root cause, fix (for workshops; under two minutes with the "
+                                    "defaults)");
+  CLI::App& demo = *command.app;
   AcceptedValues& accepted = command.accepted;
   DemoOptions& options = command.options;
   DemoFlags& flags = command.flags;
