@@ -81,8 +81,9 @@ void ProcessTree::on_exec(pid_t pid, double time_s) {
   record.exec_seen = true;
   record.exec_s = time_s;
   if (std::string cmdline = sys::read_cmdline(pid); !cmdline.empty()) record.cmdline = cmdline;
-  if (const std::optional<sys::ProcStat> stat = sys::read_proc_stat(live_.at(pid).stat_fd.get()))
+  if (const std::optional<sys::ProcStat> stat = sys::read_proc_stat(live_.at(pid).stat_fd.get())) {
     record.comm = stat->comm;
+  }
   note_python(record);
 }
 

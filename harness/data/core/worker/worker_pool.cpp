@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <iostream>
+#include <string>
 #include <utility>
 
 #include "harness/data/core/worker/process_worker_pool.h"
@@ -20,18 +21,19 @@ Message spawned_report(int worker_id, std::int64_t pid) {
 }
 
 void shutdown_in_destructor(const char* workers, const std::function<void()>& shutdown) noexcept {
+  std::string why;  // a copy: the exception is gone after its catch block
   try {
     shutdown();
+    return;
   } catch (const std::exception& e) {
-    // Worker processes set PR_SET_PDEATHSIG and abandoned threads are the program's own, so
-    // nothing outlives the program; until it ends, the stragglers hold their memory.
-    std::cerr << "dlreset: shutting a DataLoader's " << workers << " down failed: " << e.what()
-              << ". Some of them may run on until this program ends.\n";
+    why = e.what();
   } catch (...) {
-    std::cerr << "dlreset: shutting a DataLoader's " << workers
-              << " down failed with an exception that is not a std::exception. Some of them may run on until this "
-                 "program ends.\n";
+    why = "an exception that is not a std::exception";
   }
+  // Worker processes set PR_SET_PDEATHSIG and abandoned threads are the program's own, so
+  // nothing outlives the program; until it ends, the stragglers hold their memory.
+  std::cerr << "dlreset: shutting a DataLoader's " << workers << " down failed: " << why
+            << ". Some of them may run on until this program ends.\n";
 }
 
 std::unique_ptr<WorkerPool> start_worker_pool(StartMethod method, std::vector<WorkerLaunch> launches,
