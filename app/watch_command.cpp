@@ -74,10 +74,10 @@ class LiveResets {
 
   void operator()(const watch::HookEvent& event) {
     using watch::HookEventKind;
-    if (!event.dataset.empty()) loaders_[{event.pid, event.loader}] = watch::LoaderView::of(event);
+    if (!event.settings.dataset.empty()) loaders_[{event.pid, event.loader}] = watch::LoaderView::of(event);
     if (event.kind == HookEventKind::iterator_made) iterators_[{event.pid, event.iterator}] = event.loader;
     const bool stops =
-        (event.kind == HookEventKind::workers_shutdown && event.persistent && event.caller != "__del__") ||
+        (event.kind == HookEventKind::workers_shutdown && event.settings.persistent && event.caller != "__del__") ||
         (event.kind == HookEventKind::iterator_dropped && !event.worker_pids.empty());
     if (!stops || !reported_.insert({event.pid, event.iterator}).second) return;
     watch::PythonView view;  // just enough of one to name the loader

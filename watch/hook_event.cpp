@@ -92,12 +92,12 @@ std::optional<HookEvent> parse_hook_event(std::string_view datagram, double rece
   event.lost_before = integer<long>(object, "lost").value_or(0);
 
   event.loader = text(object, "loader");
-  event.dataset = text(object, "dataset");
   event.loader_class = text(object, "loader_class");
-  event.batch_size = integer<int>(object, "batch_size");
-  event.workers = integer<int>(object, "workers");
-  event.persistent = flag(object, "persistent");
-  event.start_method = text(object, "start_method");
+  event.settings.dataset = text(object, "dataset");
+  event.settings.batch_size = integer<int>(object, "batch_size");
+  event.settings.workers = integer<int>(object, "workers");
+  event.settings.persistent = flag(object, "persistent");
+  event.settings.start_method = text(object, "start_method");
 
   event.iterator = text(object, "iterator");
   if (const auto pids = object.find("worker_pids"); pids != object.end() && pids->is_array()) {

@@ -12,6 +12,15 @@
 
 namespace dlreset::watch {
 
+/// What a DataLoader was made with, as the hook read it: the settings that tell loaders apart.
+struct LoaderSettings {
+  std::string dataset;  ///< The dataset's class, with its module ("train.Squares").
+  std::optional<int> batch_size;
+  std::optional<int> workers;
+  bool persistent = false;
+  std::string start_method;  ///< "fork", "spawn" or "forkserver"; empty without workers.
+};
+
 /// One frame of a Python stack, as a traceback prints it.
 struct StackFrame {
   std::string file;
@@ -49,12 +58,8 @@ struct HookEvent {
 
   // The loader (iterator_made, iterator_dropped; the key alone in the others).
   std::string loader;  ///< The process's key for it ("L1"); empty when not known.
-  std::string dataset;
   std::string loader_class;
-  std::optional<int> batch_size;
-  std::optional<int> workers;
-  bool persistent = false;
-  std::string start_method;
+  LoaderSettings settings;  ///< Empty in the events that carry the key alone.
 
   // The iterator.
   std::string iterator;  ///< "I1", ...

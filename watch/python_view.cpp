@@ -65,13 +65,14 @@ PythonFlags python_flags(const std::vector<std::string>& argv) {
 }  // namespace
 
 std::string LoaderView::identity() const {
-  std::string what = short_class(dataset);
-  if (batch_size) what += fmt::format(", batch {}", *batch_size);
-  if (workers) {
-    what += fmt::format(", {} {}{}", *workers, start_method.empty() ? "" : start_method + " ",
-                        *workers == 1 ? "worker" : "workers");
+  const LoaderSettings& made = settings;
+  std::string what = short_class(made.dataset);
+  if (made.batch_size) what += fmt::format(", batch {}", *made.batch_size);
+  if (made.workers) {
+    what += fmt::format(", {} {}{}", *made.workers, made.start_method.empty() ? "" : made.start_method + " ",
+                        *made.workers == 1 ? "worker" : "workers");
   }
-  if (workers && *workers > 0) what += persistent ? ", persistent" : ", not persistent";
+  if (made.workers && *made.workers > 0) what += made.persistent ? ", persistent" : ", not persistent";
   return fmt::format("{} ({})", key, what);
 }
 
@@ -81,19 +82,17 @@ LoaderView LoaderView::of(const HookEvent& event) {
   LoaderView loader;
   loader.pid = event.pid;
   loader.key = event.loader;
-  loader.dataset = event.dataset;
-  loader.batch_size = event.batch_size;
-  loader.workers = event.workers;
-  loader.persistent = event.persistent;
-  loader.start_method = event.start_method;
+  loader.settings = event.settings;
   return loader;
 }
 
 std::string LoaderView::short_name() const { return fmt::format("{} of pid {}", key, pid); }
 
 bool LoaderView::same_kind(const LoaderView& other) const {
-  return pid == other.pid && dataset == other.dataset && batch_size == other.batch_size && workers == other.workers &&
-         persistent == other.persistent;
+  const LoaderSettings& a = settings;
+  const LoaderSettings& b = other.settings;
+  return pid == other.pid && a.dataset == b.dataset && a.batch_size == b.batch_size && a.workers == b.workers &&
+         a.persistent == b.persistent;
 }
 
 const LoaderView* PythonView::loader_of_worker(pid_t worker) const {
@@ -300,7 +299,7 @@ PythonView analyse_python(std::string hook, std::vector<HookEvent> events, int m
     for (LoaderView& loader : view.loaders) {
       if (loader.pid == event.pid && loader.key == event.loader) return &loader;
     }
-    if (event.dataset.empty()) return nullptr;
+    if (event.settings.dataset.empty()) return nullptr;
     view.loaders.push_back(LoaderView::of(event));
     return &view.loaders.back();
   };

@@ -37,11 +37,7 @@ struct HookedProcess {
 struct LoaderView {
   pid_t pid = 0;
   std::string key;  ///< "L1", the process's own name for it.
-  std::string dataset;
-  std::optional<int> batch_size;
-  std::optional<int> workers;
-  bool persistent = false;
-  std::string start_method;
+  LoaderSettings settings;
   std::optional<double> made_s;  ///< When the DataLoader was made, where the hook saw it.
   int iterators_made = 0;
   int passes = 0;                  ///< Iterators made and persistent iterators reset: one pass each.

@@ -111,7 +111,7 @@ std::string verdict(const WatchReport& report) {
     std::string not_persistent;
     int count = 0;
     for (const LoaderView& loader : report.python.loaders) {
-      if (loader.persistent || loader.worker_pids.empty()) continue;
+      if (loader.settings.persistent || loader.worker_pids.empty()) continue;
       not_persistent += (not_persistent.empty() ? "" : ", ") + loader.key;
       ++count;
     }
@@ -139,7 +139,7 @@ std::string verdict(const WatchReport& report) {
   for (const Findings::Cause& cause : report.findings.respawn_causes) {
     const HookEvent& event = report.python.events[cause.stopped.events.front()];
     const LoaderView* loader = report.python.loader(event.pid, event.loader);
-    all_not_persistent &= loader != nullptr && !loader->persistent;
+    all_not_persistent &= loader != nullptr && !loader->settings.persistent;
   }
   return fmt::format("{} replaced {}, every {}: {}; the replacements used {} of CPU, start-up and data set loads "
                      "included.",
@@ -334,8 +334,8 @@ nlohmann::json events_json(const WatchReport& report) {
   for (const Generation& generation : report.generations.generations) parents[generation.parent] = 0;
   const auto lane_of = [&](const ProcessRecord& worker) {
     if (const LoaderView* loader = python.loader_of_worker(worker.pid)) {
-      return fmt::format("{} {} (pid {})", loader->key, loader->dataset.substr(loader->dataset.rfind('.') + 1),
-                         loader->pid);
+      return fmt::format("{} {} (pid {})", loader->key,
+                         loader->settings.dataset.substr(loader->settings.dataset.rfind('.') + 1), loader->pid);
     }
     return parents.size() == 1 ? std::string("workers") : fmt::format("workers of pid {}", worker.parent);
   };

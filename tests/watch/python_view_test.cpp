@@ -36,11 +36,11 @@ HookEvent event(HookEventKind kind, double t, const std::string& loader = "L1") 
 
 /// A loader's fields, as loader_made and iterator_made carry them.
 HookEvent with_loader(HookEvent e, const std::string& dataset = "train.Squares", bool persistent = true) {
-  e.dataset = dataset;
-  e.batch_size = 16;
-  e.workers = 2;
-  e.persistent = persistent;
-  e.start_method = "fork";
+  e.settings.dataset = dataset;
+  e.settings.batch_size = 16;
+  e.settings.workers = 2;
+  e.settings.persistent = persistent;
+  e.settings.start_method = "fork";
   return e;
 }
 
@@ -121,7 +121,7 @@ TEST(HookEvent, WhatIsNotAHookEventIsRefusedAndWrongTypesAreLeftOut) {
       parse_hook_event(R"({"kind":"something_new","pid":5,"persistent":"yes","stack":[["f",1]]})", 4.0);
   ASSERT_TRUE(odd);
   EXPECT_EQ(odd->kind, HookEventKind::unknown);
-  EXPECT_FALSE(odd->persistent);
+  EXPECT_FALSE(odd->settings.persistent);
   EXPECT_TRUE(odd->stack.empty());
   EXPECT_DOUBLE_EQ(odd->time_s, 4.0);  // no clock of its own: the time it was received
 }
