@@ -76,34 +76,20 @@ std::unique_ptr<data::Dataset> FaultDataset::clone() const {
   return copy;
 }
 
+// The faults' own fields; the samples travel as SyntheticDataset's spec, in the same object.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FaultDatasetOptions, throw_at, crash_at, hang_at, stall_at, stall_s, before_crash,
+                                   fork_before_crash_s, crash_stamp_path, sample_work)
+
 std::string FaultDataset::spec() const {
   nlohmann::json spec = nlohmann::json::parse(SyntheticDataset::spec());
+  spec.update(nlohmann::json(faults_));
   spec["kind"] = "fault";
-  spec["throw_at"] = faults_.throw_at;
-  spec["crash_at"] = faults_.crash_at;
-  spec["hang_at"] = faults_.hang_at;
-  spec["stall_at"] = faults_.stall_at;
-  spec["stall_s"] = faults_.stall_s;
-  spec["before_crash"] = faults_.before_crash;
-  spec["fork_before_crash_s"] = faults_.fork_before_crash_s;
-  spec["crash_stamp_path"] = faults_.crash_stamp_path;
-  spec["sample_work"] = faults_.sample_work;
   return spec.dump();
 }
 
 std::unique_ptr<FaultDataset> FaultDataset::from_spec(const std::string& text) {
-  const nlohmann::json spec = nlohmann::json::parse(text);
-  FaultDatasetOptions options;
+  auto options = nlohmann::json::parse(text).get<FaultDatasetOptions>();
   options.samples = SyntheticDataset::from_spec(text)->options();
-  options.throw_at = spec.at("throw_at").get<std::int64_t>();
-  options.crash_at = spec.at("crash_at").get<std::int64_t>();
-  options.hang_at = spec.at("hang_at").get<std::int64_t>();
-  options.stall_at = spec.at("stall_at").get<std::int64_t>();
-  options.stall_s = spec.at("stall_s").get<int>();
-  options.before_crash = spec.at("before_crash").get<std::string>();
-  options.fork_before_crash_s = spec.at("fork_before_crash_s").get<int>();
-  options.crash_stamp_path = spec.at("crash_stamp_path").get<std::string>();
-  options.sample_work = spec.at("sample_work").get<std::vector<std::int64_t>>();
   return std::make_unique<FaultDataset>(std::move(options));
 }
 

@@ -10,6 +10,7 @@
 
 #include "harness/data/core/datasets/dataset_registry.h"
 #include "harness/data/core/datasets/idx_reader.h"
+#include "harness/data/core/datasets/options_spec.h"
 #include "harness/data/core/errors.h"
 
 namespace dlreset::data {
@@ -104,14 +105,10 @@ std::unique_ptr<Dataset> IdxDataset::clone() const {
   return copy;
 }
 
-std::string IdxDataset::spec() const {
-  nlohmann::json spec = options_;
-  spec["kind"] = "idx";
-  return spec.dump();
-}
+std::string IdxDataset::spec() const { return detail::options_spec("idx", options_); }
 
 std::unique_ptr<IdxDataset> IdxDataset::from_spec(const std::string& text) {
-  return std::make_unique<IdxDataset>(nlohmann::json::parse(text).get<IdxDatasetOptions>());
+  return std::make_unique<IdxDataset>(detail::options_from_spec<IdxDatasetOptions>(text));
 }
 
 DLRESET_REGISTER_DATASET("idx", IdxDataset)

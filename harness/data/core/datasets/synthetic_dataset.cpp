@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/data/core/datasets/dataset_registry.h"
+#include "harness/data/core/datasets/options_spec.h"
 #include "harness/data/core/errors.h"
 #include "harness/data/core/splitmix64.h"
 
@@ -70,14 +71,10 @@ static void from_json(const nlohmann::json& json, SampleShape& shape) {
 }
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SyntheticDatasetOptions, size, sample_shape, num_classes, marker, load_work)
 
-std::string SyntheticDataset::spec() const {
-  nlohmann::json spec = options_;
-  spec["kind"] = "synthetic";
-  return spec.dump();
-}
+std::string SyntheticDataset::spec() const { return detail::options_spec("synthetic", options_); }
 
 std::unique_ptr<SyntheticDataset> SyntheticDataset::from_spec(const std::string& text) {
-  return std::make_unique<SyntheticDataset>(nlohmann::json::parse(text).get<SyntheticDatasetOptions>());
+  return std::make_unique<SyntheticDataset>(detail::options_from_spec<SyntheticDatasetOptions>(text));
 }
 
 DLRESET_REGISTER_DATASET("synthetic", SyntheticDataset)
