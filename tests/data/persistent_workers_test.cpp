@@ -30,11 +30,6 @@ DataLoaderOptions options_for(StartMethod method, int workers, bool persistent) 
   return testing::worker_loader_options("probe", method, workers, persistent, /*batch_size=*/4);
 }
 
-std::vector<std::int64_t> current_pids(DataLoader& loader) {
-  auto* it = dynamic_cast<MultiProcessingDataLoaderIter*>(loader.iterator().get().get());
-  return it != nullptr ? it->worker_pids() : std::vector<std::int64_t>{};
-}
-
 TEST_P(Backends, PersistentWorkersAreSpawnedOnceOverFiveEpochs) {
   SyntheticDatasetOptions dataset;
   dataset.load_work = 20000;
@@ -42,8 +37,8 @@ TEST_P(Backends, PersistentWorkersAreSpawnedOnceOverFiveEpochs) {
   std::vector<std::int64_t> first_pids;
   for (int epoch = 0; epoch < kEpochs; ++epoch) {
     EXPECT_EQ(run_epoch(*loader).size(), 24u) << "epoch " << epoch;
-    if (epoch == 0) first_pids = current_pids(*loader);
-    EXPECT_EQ(current_pids(*loader), first_pids) << "epoch " << epoch;
+    if (epoch == 0) first_pids = testing::kept_worker_pids(*loader);
+    EXPECT_EQ(testing::kept_worker_pids(*loader), first_pids) << "epoch " << epoch;
   }
   const LoaderCounters counters = loader->counters();
   EXPECT_EQ(counters.worker_spawns, 2);
@@ -140,7 +135,7 @@ TEST(PersistentIterator, NullingTheFieldIsCountedAndShutsTheWorkersDown) {
   trace::EventLog::global().clear();
   auto loader = synthetic_loader(16, options_for(StartMethod::fork, 2, true));
   run_epoch(*loader);
-  const std::vector<std::int64_t> pids = current_pids(*loader);
+  const std::vector<std::int64_t> pids = testing::kept_worker_pids(*loader);
   ASSERT_EQ(pids.size(), 2u);
   loader->iterator() = nullptr;  // what Lightning 1.5.0's reset() does
   LoaderCounters counters = loader->counters();

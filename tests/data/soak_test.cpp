@@ -56,11 +56,6 @@ DataLoaderOptions soak_options(StartMethod method) {
   return testing::worker_loader_options("soak", method, 2, /*persistent=*/true, /*batch_size=*/4);
 }
 
-std::vector<std::int64_t> pids_of(DataLoader& loader) {
-  auto* it = dynamic_cast<MultiProcessingDataLoaderIter*>(loader.iterator().get().get());
-  return it != nullptr ? it->worker_pids() : std::vector<std::int64_t>{};
-}
-
 /// This process's descriptors and mappings of files in /dev/shm: named POSIX shared memory,
 /// which a run killed before it unlinked its segments would leave behind. dlreset's slots are
 /// memfds and never appear there. (Counting /dev/shm's entries instead would count those of
@@ -125,12 +120,12 @@ SoakTally soak(DataLoader& loader, int epochs, BeforeEpoch before_epoch) {
   tally.baseline = ProcessCensus::take();
   tally.rss_start_kib = testing::resident_set_kib();
   tally.slot_mappings = slot_mappings();
-  std::vector<std::int64_t> previous = pids_of(loader);
+  std::vector<std::int64_t> previous = testing::kept_worker_pids(loader);
   const auto start = Clock::now();
   for (int e = 0; e < epochs; ++e) {
     before_epoch();
     if (run_epoch(loader).size() != static_cast<std::size_t>(kSamples)) ++tally.short_epochs;
-    const std::vector<std::int64_t> pids = pids_of(loader);
+    const std::vector<std::int64_t> pids = testing::kept_worker_pids(loader);
     if (pids != previous) ++tally.pid_changes;
     previous = pids;
     // Joined threads and reaped children may take a moment to leave /proc.

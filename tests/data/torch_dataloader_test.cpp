@@ -50,6 +50,7 @@
 #include "harness/data/data_loader.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
 #include "tests/support/fault_dataset.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/probe_dataset.h"
 #include "tests/support/process_census.h"
 
@@ -110,10 +111,6 @@ std::shared_ptr<SyntheticDataset> synthetic(std::int64_t size, SampleShape shape
 }
 
 BaseDataLoaderIter& base(const std::shared_ptr<BatchIterator>& it) { return dynamic_cast<BaseDataLoaderIter&>(*it); }
-
-std::vector<std::int64_t> worker_pids(const std::shared_ptr<BatchIterator>& it) {
-  return dynamic_cast<MultiProcessingDataLoaderIter&>(*it).worker_pids();
-}
 
 std::string demangled(const std::type_info& type) {
   int status = 0;
@@ -492,7 +489,7 @@ TEST_P(TorchDataLoader, test_partial_workers) {
       // that is held; dropping both here is torch's `del loader`.
       std::shared_ptr<DataLoader> loader = torch_loader(synthetic(100), options, GetParam());
       std::shared_ptr<BatchIterator> it = loader->iter();
-      workers = worker_pids(it);
+      workers = testing::worker_pids(it);
       ASSERT_EQ(workers.size(), 4u) << "The iterator started " << workers.size() << " workers, not 4.";
       int i = -1;
       while (it->next()) {
@@ -574,7 +571,7 @@ void proper_exit_loader(const ProperExitCase& c, LoaderProcess& process, Kept& k
   if (loader->size() <= needed) throw std::logic_error("the loader has too few batches for this test");
 
   std::shared_ptr<BatchIterator> it = loader->iter();
-  const std::vector<std::int64_t> workers = c.use_workers ? worker_pids(it) : std::vector<std::int64_t>{};
+  const std::vector<std::int64_t> workers = c.use_workers ? testing::worker_pids(it) : std::vector<std::int64_t>{};
   if (c.hold_iter_reference) {
     kept.loader = loader;
     kept.iterator = it;
@@ -838,7 +835,7 @@ TEST_P(TorchDataLoader, test_get_worker_info) {
   options.worker_init_fn = worker_info_init_fn;
   std::shared_ptr<DataLoader> loader = torch_loader(dataset, options, GetParam());
   std::shared_ptr<BatchIterator> it = loader->iter();
-  const std::vector<std::int64_t> pids = worker_pids(it);
+  const std::vector<std::int64_t> pids = testing::worker_pids(it);
   ASSERT_EQ(pids.size(), static_cast<std::size_t>(kWorkers));
   const std::uint64_t base_seed = base(it).base_seed();
   int samples = 0;
@@ -988,7 +985,7 @@ TEST_P(TorchDataLoader, test_early_exit) {
       std::shared_ptr<DataLoader> dl = torch_loader(synthetic(64, {28, 28}), options,
                                                     {persistent, StartMethod::fork});  // RandomDataset(64, (28, 28))
       std::shared_ptr<BatchIterator> it = dl->iter();
-      self.report("workers " + join(worker_pids(it)));
+      self.report("workers " + join(testing::worker_pids(it)));
       while (base(it).next_raw()) break;
     });
     const std::optional<std::string> reported = script.next_line(kJoinTimeoutS);

@@ -79,7 +79,7 @@ std::shared_ptr<DataLoader> persistent_loader_after_an_epoch(StartMethod method,
   options.persistent_workers = true;
   auto loader = synthetic_loader(20, options);
   testing::run_epoch(*loader);
-  *pids = dynamic_cast<MultiProcessingDataLoaderIter&>(*loader->iterator().get()).worker_pids();
+  *pids = testing::worker_pids(loader->iterator().get());
   return loader;
 }
 
@@ -176,7 +176,7 @@ TEST_P(AnyBackend, LoaderDestroyedMidEpochShutsItsWorkersDownPromptly) {
     auto loader = synthetic_loader(40, options, dataset);
     auto it = loader->iter();
     ASSERT_TRUE(it->next());
-    pids = dynamic_cast<MultiProcessingDataLoaderIter&>(*it).worker_pids();
+    pids = testing::worker_pids(it);
     it.reset();  // the loader keeps the persistent iterator, with tasks still in flight
     const auto start = Clock::now();
     loader.reset();
@@ -297,7 +297,7 @@ TEST_P(ProcessBackend, WorkerKilledWhileTheHandshakeWaitsForItsAckIsReported) {
     auto loader = fault_loader(20, options, dataset);
     auto it = loader->iter();
     ASSERT_TRUE(it->next());
-    pids = dynamic_cast<MultiProcessingDataLoaderIter&>(*it).worker_pids();
+    pids = testing::worker_pids(it);
     std::thread killer([pid = pids[1]] {
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
       ::kill(static_cast<pid_t>(pid), SIGKILL);
@@ -380,7 +380,7 @@ void expect_kill_reported(StartMethod method, bool pin, double within_s) {
     if (pin) pin_in_a_thread(*loader);
     auto it = loader->iter();
     ASSERT_TRUE(it->next());
-    pids = dynamic_cast<MultiProcessingDataLoaderIter&>(*it).worker_pids();
+    pids = testing::worker_pids(it);
     ASSERT_EQ(pids.size(), 2u);
     ASSERT_EQ(::kill(static_cast<pid_t>(pids[1]), SIGKILL), 0);
     const auto start = Clock::now();
@@ -428,7 +428,7 @@ void expect_death_seen_while_the_grandchild_lives(StartMethod method, FaultDatas
     dataset.crash_stamp_path = dir.file("crash-stamp");
     auto loader = fault_loader(12, worker_options(method, 2), dataset);
     auto it = loader->iter();
-    const std::vector<std::int64_t> pids = dynamic_cast<MultiProcessingDataLoaderIter&>(*it).worker_pids();
+    const std::vector<std::int64_t> pids = testing::worker_pids(it);
     ASSERT_EQ(pids.size(), 2u);
     try {
       while (it->next()) {
@@ -498,8 +498,8 @@ TEST_P(ProcessBackend, WorkersStartedFromAThreadEndWithTheirProcess) {
     std::string pids;
     std::thread([&] {
       testing::run_epoch(*loader);
-      auto& workers = dynamic_cast<MultiProcessingDataLoaderIter&>(*loader->iterator().get());
-      for (const std::int64_t pid : workers.worker_pids()) pids += std::to_string(pid) + " ";
+      const std::vector<std::int64_t> workers = testing::worker_pids(loader->iterator().get());
+      for (const std::int64_t pid : workers) pids += std::to_string(pid) + " ";
     }).join();
     pids += "\n";
     [[maybe_unused]] const ssize_t written = ::write(pipe_fds[1], pids.data(), pids.size());

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "harness/data/core/datasets/idx_reader.h"
+#include "harness/data/multi_processing_dataloader_iter.h"
 
 namespace dlreset::testing {
 
@@ -91,6 +92,15 @@ std::vector<std::int64_t> run_epoch(data::DataLoader& loader) {
     seen.insert(seen.end(), batch->indices.begin(), batch->indices.end());
   }
   return seen;
+}
+
+std::vector<std::int64_t> worker_pids(const std::shared_ptr<data::BatchIterator>& it) {
+  return dynamic_cast<data::MultiProcessingDataLoaderIter&>(*it).worker_pids();
+}
+
+std::vector<std::int64_t> kept_worker_pids(data::DataLoader& loader) {
+  auto* it = dynamic_cast<data::MultiProcessingDataLoaderIter*>(loader.iterator().get().get());
+  return it != nullptr ? it->worker_pids() : std::vector<std::int64_t>{};
 }
 
 }  // namespace dlreset::testing

@@ -66,4 +66,12 @@ TrainValLoaders image_train_val(data::DataLoaderOptions options);
 /// Runs one epoch on `loader`, returning the dataset indices in the order they came.
 std::vector<std::int64_t> run_epoch(data::DataLoader& loader);
 
+/// The worker pids of `it`, an iterator made with workers. Any other iterator throws
+/// std::bad_cast, so that a test cannot pass on an empty list by mistake.
+std::vector<std::int64_t> worker_pids(const std::shared_ptr<data::BatchIterator>& it);
+
+/// The worker pids of the iterator that `loader` keeps (a persistent loader keeps its one);
+/// empty when it keeps none or one without workers.
+std::vector<std::int64_t> kept_worker_pids(data::DataLoader& loader);
+
 }  // namespace dlreset::testing
