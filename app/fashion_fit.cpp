@@ -52,13 +52,18 @@ class ParameterDigests : public loops::Callback {
 
 }  // namespace
 
-FashionFit fit_fashion_mnist(const RunOptions& options, const FitHooks& hooks) {
+workload::WorkloadOptions workload_options(const RunOptions& options) {
   workload::WorkloadOptions workload;
   workload.device = options.device;
   workload.optimizer = options.optimizer;
   workload.learning_rate = options.learning_rate;
   workload.intra_op_threads = options.intra_op_threads;
   workload.seed = options.seed;
+  return workload;
+}
+
+FashionFit fit_fashion_mnist(const RunOptions& options, const FitHooks& hooks) {
+  workload::WorkloadOptions workload = workload_options(options);
   workload.all_reduce_gradients = hooks.all_reduce_gradients;
   workload::FashionMnistModule model(workload);
 

@@ -16,6 +16,7 @@
 #include "harness/lightning/trainer_options.h"
 #include "harness/profiler/profiler.h"
 #include "harness/trace/event_log.h"
+#include "harness/workload/fashion_mnist_module.h"
 #include "variants/fit_report.h"
 
 namespace dlreset::app {
@@ -39,6 +40,10 @@ struct FashionFit {
   /// digests on two ranks mean bitwise equal weights.
   std::vector<std::uint64_t> parameter_digests;
 };
+
+/// The CNN's options for a run with `options` (device, optimizer, learning rate, threads, seed),
+/// as fit_fashion_mnist builds it; the workload's oracle test builds its model from these too.
+workload::WorkloadOptions workload_options(const RunOptions& options);
 
 /// Builds the train (60000 images, shuffled) and val (t10k, in order) loaders with the
 /// options' worker settings, the CNN, and fits with the options' variant. Throws DatasetError

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "app/fashion_fit.h"
 #include "app/run_options.h"
 #include "harness/data/core/datasets/idx_dataset.h"
 #include "harness/data/data_loader.h"
@@ -58,14 +59,9 @@ class LossRecorder : public loops::Callback {
 };
 
 /// The workload of `run`, as fit_fashion_mnist builds it, on CPU.
-WorkloadOptions workload_of(const app::RunOptions& run) {
-  WorkloadOptions workload;
-  workload.device = "cpu";
-  workload.optimizer = run.optimizer;
-  workload.learning_rate = run.learning_rate;
-  workload.intra_op_threads = run.intra_op_threads;
-  workload.seed = run.seed;
-  return workload;
+WorkloadOptions workload_of(app::RunOptions run) {
+  run.device = "cpu";
+  return app::workload_options(run);
 }
 
 /// `dlreset run --variant vanilla` with its defaults, except that the training batches come in
