@@ -56,10 +56,11 @@ struct HookEvent {
   long sequence = 0;              ///< The process's count of events, from 1.
   long lost_before = 0;           ///< Events of this process the socket could not take before this one.
 
-  // The loader (iterator_made, iterator_dropped; the key alone in the others).
+  // The loader: all of it in loader_made, iterator_made and iterator_dropped; the key and
+  // `settings.persistent` in workers_shutdown; the key alone in the others.
   std::string loader;  ///< The process's key for it ("L1"); empty when not known.
   std::string loader_class;
-  LoaderSettings settings;  ///< Empty in the events that carry the key alone.
+  LoaderSettings settings;
 
   // The iterator.
   std::string iterator;  ///< "I1", ...

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "harness/data/data_loader.h"
-#include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/lightning/supporters.h"
 #include "tests/support/elapsed.h"
 #include "tests/support/fixtures.h"

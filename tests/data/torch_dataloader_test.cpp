@@ -48,7 +48,6 @@
 #include "harness/data/core/worker/status_check.h"
 #include "harness/data/core/worker/worker_info.h"
 #include "harness/data/data_loader.h"
-#include "harness/data/multi_processing_dataloader_iter.h"
 #include "tests/support/fault_dataset.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/probe_dataset.h"

@@ -9,9 +9,9 @@
 
 namespace dlreset::data::detail {
 
-/// The spec of a dataset that its options rebuild whole. Written from the options' field list,
-/// so a new option reaches a spawned worker once that list names it; spelled out field by field
-/// here too, it would be one more list to forget.
+/// The spec of a dataset that its options rebuild whole. It is written from the options' own
+/// field list (NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE), so a new option reaches a spawned worker as
+/// soon as that list names it, with no second list here to forget.
 template <typename Options>
 std::string options_spec(const char* kind, const Options& options) {
   nlohmann::json spec = options;
