@@ -43,8 +43,6 @@ class ProcessWorkerPool final : public WorkerPool {
 
   ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunch> launches, LifecycleHandler on_lifecycle);
   ~ProcessWorkerPool() override;
-  ProcessWorkerPool(const ProcessWorkerPool&) = delete;
-  ProcessWorkerPool& operator=(const ProcessWorkerPool&) = delete;
 
   void send(int worker_id, const Message& message) override;
   std::optional<Message> receive(std::chrono::milliseconds timeout) override;

@@ -20,8 +20,6 @@ class ThreadWorkerPool final : public WorkerPool {
  public:
   ThreadWorkerPool(std::vector<WorkerLaunch> launches, LifecycleHandler on_lifecycle);
   ~ThreadWorkerPool() override;
-  ThreadWorkerPool(const ThreadWorkerPool&) = delete;
-  ThreadWorkerPool& operator=(const ThreadWorkerPool&) = delete;
 
   void send(int worker_id, const Message& message) override;
   std::optional<Message> receive(std::chrono::milliseconds timeout) override;

@@ -44,7 +44,11 @@ void shutdown_in_destructor(const char* workers, const std::function<void()>& sh
 /// implementation a back-end (thread_worker_pool.cpp, process_worker_pool.cpp).
 class WorkerPool {
  public:
+  WorkerPool() = default;
   virtual ~WorkerPool() = default;
+  /// A pool owns its workers: a copy would be a second owner of the same threads or processes.
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
 
   /// Queues a message for one worker. A message to a worker that is gone is dropped: the next
   /// receive() reports the death, as PyTorch's put() into a dead worker's queue succeeds and
