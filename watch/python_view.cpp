@@ -15,11 +15,6 @@ namespace {
 
 using IteratorId = std::pair<pid_t, std::string>;
 
-std::string short_class(const std::string& name) {
-  const std::size_t dot = name.rfind('.');
-  return dot == std::string::npos ? name : name.substr(dot + 1);
-}
-
 bool is_library_file(const std::string& file) {
   return file.find("/torch/") != std::string::npos || file.find("/multiprocessing/") != std::string::npos ||
          file.find("/lib/python3") != std::string::npos;
@@ -64,9 +59,14 @@ PythonFlags python_flags(const std::vector<std::string>& argv) {
 
 }  // namespace
 
+std::string LoaderView::dataset_class() const {
+  const std::size_t dot = settings.dataset.rfind('.');
+  return dot == std::string::npos ? settings.dataset : settings.dataset.substr(dot + 1);
+}
+
 std::string LoaderView::identity() const {
   const LoaderSettings& made = settings;
-  std::string what = short_class(made.dataset);
+  std::string what = dataset_class();
   if (made.batch_size) what += fmt::format(", batch {}", *made.batch_size);
   if (made.workers) {
     what += fmt::format(", {} {}{}", *made.workers, made.start_method.empty() ? "" : made.start_method + " ",

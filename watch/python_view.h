@@ -49,6 +49,8 @@ struct LoaderView {
   std::string describe() const;
   /// "L1 (LazyDataset, batch 64, 2 fork workers, persistent)": describe() without the process.
   std::string identity() const;
+  /// "LazyDataset": the dataset's class without its module.
+  std::string dataset_class() const;
   /// "L1 of pid 812", where the loader was described already.
   std::string short_name() const;
   /// The loader an event names, with the fields it carries (loader_made, iterator_made,

@@ -334,8 +334,7 @@ nlohmann::json events_json(const WatchReport& report) {
   for (const Generation& generation : report.generations.generations) parents[generation.parent] = 0;
   const auto lane_of = [&](const ProcessRecord& worker) {
     if (const LoaderView* loader = python.loader_of_worker(worker.pid)) {
-      return fmt::format("{} {} (pid {})", loader->key,
-                         loader->settings.dataset.substr(loader->settings.dataset.rfind('.') + 1), loader->pid);
+      return fmt::format("{} {} (pid {})", loader->key, loader->dataset_class(), loader->pid);
     }
     return parents.size() == 1 ? std::string("workers") : fmt::format("workers of pid {}", worker.parent);
   };
