@@ -171,9 +171,11 @@ nlohmann::json hold_gates(const WatchCommandOptions& options, const watch::Watch
                                report.python.hook);
       continue;
     }
-    std::cerr << fmt::format("{}: {}, more than the {} allowed ({}).\n", options.program_name,
+    // The live-worker peak of overlapping passes is torch's lazy shutdown, not a leak: say so.
+    const std::string cause = check.name == "live_workers" ? watch::overlap_cause(report.findings.peak) : "";
+    std::cerr << fmt::format("{}: {}, more than the {} allowed ({}){}.\n", options.program_name,
                              gate_words(report, check), gate->limit,
-                             gate->set_by != nullptr ? gate->set_by : gate->flag);
+                             gate->set_by != nullptr ? gate->set_by : gate->flag, cause.empty() ? "" : ": " + cause);
   }
   return gates;
 }

@@ -8,9 +8,20 @@
 #include <optional>
 #include <set>
 
+#include "watch/report_text.h"
+
 namespace dlreset::watch {
 
 namespace {
+
+/// How an event ended an iterator's pass, as the findings say it.
+const char* ended_how(const HookEvent& ended) {
+  if (ended.kind == HookEventKind::iterator_reset) return "reset by another iter()";
+  if (ended.kind == HookEventKind::workers_shutdown) {
+    return ended.caller == "__del__" ? "collected (its workers shut down by __del__)" : "shut down";
+  }
+  return "dropped";
+}
 
 bool alive_at(const ProcessRecord& record, double time_s) {
   return record.start_s <= time_s && (!record.end_s || *record.end_s > time_s);
@@ -78,6 +89,16 @@ void find_peak(Findings& findings, const WatchResult& result, const PythonView& 
     if (owners[owner]++ == 0) order.push_back(owner);
   }
   for (const std::string& owner : order) findings.peak.by_owner.emplace_back(owner, owners[owner]);
+  // A loader without persistent workers whose workers of two iterators are alive together.
+  std::map<const LoaderView*, std::set<std::string>> passes;
+  for (const ProcessRecord& record : result.processes) {
+    if (record.role != ProcessRole::worker || !alive_at(record, findings.peak.time_s)) continue;
+    const LoaderView* loader = python.loader_of_worker(record.pid);
+    if (loader != nullptr && !loader->settings.persistent) passes[loader].insert(record.iterator_key);
+  }
+  for (const LoaderView& loader : python.loaders) {
+    if (passes.count(&loader) != 0 && passes[&loader].size() > 1) findings.peak.overlapping.push_back(loader.key);
+  }
 }
 
 void find_leaks(Findings& findings, const WatchResult& result, const PythonView& python) {
@@ -161,23 +182,22 @@ void find_leaks(Findings& findings, const WatchResult& result, const PythonView&
 
 void find_extra_iterators(Findings& findings, const WatchResult& result, const PythonView& python) {
   for (const PassView& pass : python.passes) {
-    if (pass.yielded.value_or(-1) != 0 || pass.thrown_away.value_or(0) <= 0 || !pass.end_event) continue;
+    if (pass.yielded.value_or(-1) != 0 || pass.in_flight.value_or(0) <= 0 || !pass.end_event) continue;
     const HookEvent& began = python.events[pass.begin_event];
     const HookEvent& ended = python.events[*pass.end_event];
     const LoaderView* loader = python.loader(pass.pid, pass.loader);
+    const long ready = pass.ready.value_or(0);
     ++findings.extra_iterators.count;
-    findings.batches_thrown_away += *pass.thrown_away;
+    findings.batches_thrown_away += ready;
+    findings.batches_in_flight += *pass.in_flight;
     findings.extra_iterators.details.push_back(fmt::format(
         "iterator {} of {} began a pass at {:.2f} s ({}) and handed out no batch before it was {} at {:.2f} s ({}): "
-        "{} prefetched {} thrown away",
+        "{}",
         pass.iterator, loader != nullptr ? loader->describe() : fmt::format("a loader of pid {}", pass.pid),
-        began.time_s - result.origin_s, program_frame(began.stack),
-        ended.kind == HookEventKind::iterator_reset     ? "reset by another iter()"
-        : ended.kind == HookEventKind::workers_shutdown ? "shut down"
-                                                        : "dropped",
-        ended.time_s - result.origin_s, program_frame(ended.stack), *pass.thrown_away,
-        *pass.thrown_away == 1 ? "batch" : "batches"));
+        began.time_s - result.origin_s, program_frame(began.stack), ended_how(ended), ended.time_s - result.origin_s,
+        program_frame(ended.stack), thrown_away_words(ready, *pass.in_flight)));
     findings.extra_iterators.events.push_back(pass.begin_event);
+    findings.extra_iterators_ended.push_back(*pass.end_event);
   }
 }
 
@@ -199,6 +219,17 @@ void find_late_set_epoch(Findings& findings, const WatchResult& result, const Py
 }
 
 }  // namespace
+
+std::string overlap_cause(const LivePeak& peak) {
+  if (peak.overlapping.empty()) return "";
+  std::string loaders;
+  for (std::size_t i = 0; i < peak.overlapping.size(); ++i) {
+    loaders += (i == 0 ? "" : i + 1 == peak.overlapping.size() ? " and of " : ", of ") + peak.overlapping[i];
+  }
+  return fmt::format("the next pass of {} (not persistent) started its workers before the last pass's workers had "
+                     "ended",
+                     loaders);
+}
 
 Findings analyse_findings(const WatchResult& result, const GenerationReport& generations, const PythonView& python) {
   Findings findings;

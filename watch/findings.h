@@ -31,7 +31,15 @@ struct LivePeak {
   /// Each owner's share at that moment: "L1 (LazyDataset, ...)", or "workers of pid N" where the
   /// hook did not name their loader.
   std::vector<std::pair<std::string, int>> by_owner;
+  /// Loaders without persistent workers that had workers of two passes alive at that moment
+  /// ("L1"): the next pass started its workers before torch ended the last pass's, which it
+  /// does only when that pass's iterator is collected. Ordinary torch, not a leak.
+  std::vector<std::string> overlapping;
 };
+
+/// "the next pass of L1 (not persistent) started its workers before the last pass's workers had
+/// ended": why the peak was higher than the loaders' workers; empty where no pass overlapped.
+std::string overlap_cause(const LivePeak& peak);
 
 struct Findings {
   Check respawns{"respawns"};
@@ -50,8 +58,12 @@ struct Findings {
     std::vector<int> respawns;  ///< Generation indices.
   };
   std::vector<Cause> respawn_causes;
+  /// For each extra iterator (extra_iterators.events holds the event that began its pass): the
+  /// event that ended it, whose whole stack is the call that threw its pass away.
+  std::vector<std::size_t> extra_iterators_ended;
   int respawns_without_cause = 0;  ///< Respawns whose old workers the hook did not see stopped.
-  long batches_thrown_away = 0;    ///< By the extra iterators' passes.
+  long batches_thrown_away = 0;    ///< By the extra iterators' passes: those known to be made.
+  long batches_in_flight = 0;      ///< Asked of their workers: at most this many were thrown away.
 
   std::vector<const Check*> checks() const {
     return {&respawns, &live_workers, &leaked_workers, &extra_iterators, &late_set_epoch};

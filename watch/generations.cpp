@@ -67,7 +67,7 @@ GenerationReport find_generations(const std::vector<ProcessRecord>& records, con
   // after it ended (within the start uncertainty): that generation replaced it.
   for (const std::size_t i : workers) {
     const ProcessRecord& worker = records[i];
-    if (!worker.end_s) continue;
+    if (!worker.end_s || !worker.meant_to_last.value_or(true)) continue;
     for (Generation& generation : report.generations) {
       if (generation.parent != worker.parent || generation.start_s <= worker.start_s) continue;
       if (generation.loader_key != worker.loader_key) continue;  // another loader's set takes over

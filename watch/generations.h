@@ -54,7 +54,9 @@ struct GenerationReport {
 /// iterator, where the hook named it): a worker joins the newest generation of its parent when it
 /// started within the window of that generation's first start and before any of its members
 /// ended. A worker that ended is replaced by the first later generation of the same parent (and
-/// loader, where named) that started after its end.
+/// loader, where named) that started after its end, unless it was not meant to last
+/// (ProcessRecord::meant_to_last): a loader without persistent workers starts new ones at every
+/// iter() by design, and they replace nothing that should have been kept.
 GenerationReport find_generations(const std::vector<ProcessRecord>& records, const GenerationOptions& options = {});
 
 }  // namespace dlreset::watch

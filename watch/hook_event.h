@@ -67,9 +67,12 @@ struct HookEvent {
   std::vector<pid_t> worker_pids;
   std::optional<long> yielded;    ///< Batches its pass in progress had handed out.
   std::optional<long> in_flight;  ///< Batches sent to workers and not yet handed out.
-  bool shut_down = false;         ///< Its workers had been shut down already.
-  std::string how;                ///< iterator_dropped: "None", "replaced" or "deleted".
-  std::string caller;             ///< workers_shutdown: the function that called it ("__del__").
+  /// Of those, the batches known to be made: received out of order, or waiting in the result
+  /// queue. Empty where the iterator cannot tell; the rest of in_flight may or may not be.
+  std::optional<long> ready;
+  bool shut_down = false;  ///< Its workers had been shut down already.
+  std::string how;         ///< iterator_dropped: "None", "replaced" or "deleted".
+  std::string caller;      ///< workers_shutdown: the function that called it ("__del__").
 
   // The sampler.
   std::string sampler;  ///< "S1", ...

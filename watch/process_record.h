@@ -67,6 +67,11 @@ struct ProcessRecord {
   /// loader's new set replacing its own old one, not another loader's.
   std::string loader_key;
   std::string iterator_key;
+  /// For a worker whose loader the hook named: whether it was meant to outlive its pass, so that
+  /// a new set of the loader's replacing it is a respawn: its loader had persistent_workers=True.
+  /// A loader without them starts new workers at every iter() by design, and the hook saw that
+  /// iter(). Empty where the hook did not name the loader: any replacement then counts.
+  std::optional<bool> meant_to_last;
   ProcessRole role = ProcessRole::other;
   WorkerStart start = WorkerStart::none;
 };

@@ -97,8 +97,9 @@ std::string python_summary(const WatchReport& report) {
     std::string owners;
     for (const auto& [owner, count] : peak.by_owner)
       owners += (owners.empty() ? "" : ", ") + fmt::format("{}: {}", owner, count);
-    text += fmt::format("  live workers: at most {} at once, at {:.2f} s ({})\n", peak.workers,
-                        relative(report, peak.time_s), owners);
+    const std::string cause = overlap_cause(peak);
+    text += fmt::format("  live workers: at most {} at once, at {:.2f} s ({}){}\n", peak.workers,
+                        relative(report, peak.time_s), owners, cause.empty() ? "" : ": " + cause);
   }
   return text;
 }
@@ -135,19 +136,23 @@ std::string findings_summary(const WatchReport& report) {
   section(findings.extra_iterators, "extra iterator", "extra iterators");
   section(findings.late_set_epoch, "pass that drew its order before set_epoch",
           "passes that drew their order before set_epoch");
-  // One traceback for each distinct stack behind the Python findings.
-  for (const Check* check : {&findings.extra_iterators, &findings.late_set_epoch}) {
-    for (const StackGroup& group : group_by_stack(python, check->events)) {
+  // One traceback for each distinct stack behind the Python findings. An extra iterator has two:
+  // the call that began its pass, and the whole of the call that ended it, where the second
+  // iter() of a double one shows.
+  const auto tracebacks = [&](const std::vector<std::size_t>& events, const std::string& suffix) {
+    for (const StackGroup& group : group_by_stack(python, events)) {
       const HookEvent& event = python.events[group.events.front()];
+      const std::string times = group.events.size() > 1 ? fmt::format(" ({} times)", group.events.size()) : "";
       const std::string heading =
-          check == &findings.late_set_epoch
-              ? fmt::format("set_epoch({}) after its pass's order was drawn{}", event.epoch.value_or(-1),
-                            group.events.size() > 1 ? fmt::format(" ({} times)", group.events.size()) : "")
-              : reset_heading(python, group) +
-                    (group.events.size() > 1 ? fmt::format(" ({} times)", group.events.size()) : "");
+          event.kind == HookEventKind::set_epoch
+              ? fmt::format("set_epoch({}) after its pass's order was drawn{}", event.epoch.value_or(-1), times)
+              : reset_heading(python, group) + suffix + times;
       text += format_traceback(heading, event.stack, event.frames_omitted, "    ");
     }
-  }
+  };
+  tracebacks(findings.extra_iterators.events, "");
+  tracebacks(findings.extra_iterators_ended, ", which ended the pass unread");
+  tracebacks(findings.late_set_epoch.events, "");
   return text;
 }
 
@@ -160,10 +165,9 @@ std::vector<std::string> finding_verdicts(const WatchReport& report) {
                                     findings.leaked_workers.details.front()));
   }
   if (findings.extra_iterators.count > 0) {
-    const long thrown = findings.batches_thrown_away;
-    sentences.push_back(fmt::format("{} began a pass and handed out no batch: {} prefetched {} thrown away.",
-                                    plural(findings.extra_iterators.count, "iterator", "iterators"), thrown,
-                                    thrown == 1 ? "batch was" : "batches were"));
+    sentences.push_back(fmt::format("{} began a pass and handed out no batch: {}.",
+                                    plural(findings.extra_iterators.count, "iterator", "iterators"),
+                                    thrown_away_words(findings.batches_thrown_away, findings.batches_in_flight)));
   }
   if (findings.late_set_epoch.count > 0) {
     sentences.push_back(fmt::format("{} drew {} order before set_epoch, so {} the order of the epoch before.",
@@ -218,6 +222,7 @@ nlohmann::json python_json(const WatchReport& report) {
                             {"worker_pids", event.worker_pids},
                             {"yielded", optional_json(event.yielded)},
                             {"in_flight", optional_json(event.in_flight)},
+                            {"ready", optional_json(event.ready)},
                             {"sampler", event.sampler},
                             {"sampler_epoch", optional_json(event.sampler_epoch)},
                             {"stack", stack}};

@@ -225,6 +225,7 @@ void name_workers(std::vector<ProcessRecord>& records, const std::vector<HookEve
     const HookEvent& event = *found->second;
     record.loader_key = fmt::format("{}:{}", event.pid, event.loader);
     record.iterator_key = fmt::format("{}:{}", event.pid, event.iterator);
+    if (!event.settings.dataset.empty()) record.meant_to_last = event.settings.persistent;
   }
 }
 
@@ -309,7 +310,9 @@ PythonView analyse_python(std::string hook, std::vector<HookEvent> events, int m
     PassView& pass = view.passes[open->second];
     pass.end_event = index;
     pass.yielded = view.events[index].yielded;
-    pass.thrown_away = view.events[index].in_flight;
+    pass.in_flight = view.events[index].in_flight;
+    // What was made cannot exceed what was asked for; a hook that could not tell counts none.
+    pass.ready = std::min(view.events[index].ready.value_or(0), pass.in_flight.value_or(0));
     open_pass.erase(open);
   };
   for (std::size_t i = 0; i < view.events.size(); ++i) {
@@ -337,7 +340,7 @@ PythonView analyse_python(std::string hook, std::vector<HookEvent> events, int m
           loader_of_iterator[id] = event.loader;
           open_pass[id] = view.passes.size();
           view.passes.push_back(PassView{event.pid, event.loader, event.iterator, i, std::nullopt, std::nullopt,
-                                         std::nullopt});
+                                         std::nullopt, std::nullopt});
         }
         break;
       case HookEventKind::workers_shutdown:

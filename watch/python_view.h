@@ -70,10 +70,13 @@ struct PassView {
   std::string iterator;
   std::size_t begin_event = 0;  ///< Its iterator_made or iterator_reset event.
   /// The event that ended it (a reset, a shutdown, a drop), where one did; what it says of the
-  /// pass: batches handed out, batches thrown away.
+  /// pass: batches handed out, batches asked of the workers and not handed out (in_flight), and
+  /// of those the ones known to be made (ready), which the end threw away. The rest of
+  /// in_flight may have been made too: at most in_flight were thrown away.
   std::optional<std::size_t> end_event;
   std::optional<long> yielded;
-  std::optional<long> thrown_away;
+  std::optional<long> in_flight;
+  std::optional<long> ready;
 };
 
 /// A stack and the events that had it.
@@ -99,7 +102,8 @@ struct PythonView {
 };
 
 /// Names each worker's loader and iterator (ProcessRecord::loader_key, iterator_key) from the
-/// hook's iterator_made events, which list the workers' pids.
+/// hook's iterator_made events, which list the workers' pids, and says whether it was meant to
+/// last (ProcessRecord::meant_to_last): its loader was persistent.
 void name_workers(std::vector<ProcessRecord>& records, const std::vector<HookEvent>& events);
 
 /// Builds the view. `hook_dir` is the folder put on PYTHONPATH (to tell a replaced PYTHONPATH).

@@ -237,6 +237,15 @@ std::string summary_text(const WatchReport& report) {
   }
   text += findings_summary(report);
   text += "  " + verdict(report) + "\n";
+  if (const std::string cause = overlap_cause(report.findings.peak); !cause.empty()) {
+    // Ordinary torch, said plainly so that the peak is not taken for a leak: a pass's workers end
+    // when its iterator is exhausted or collected, and a loop that reads a loader by its length
+    // keeps the old iterator until the next iter() has made the new one.
+    text += fmt::format("  {} were alive at once because {}: torch ends a pass's workers only when its iterator is "
+                        "exhausted or collected, and this loop kept the last pass's iterator until the next one was "
+                        "made.\n",
+                        plural(report.findings.peak.workers, "worker", "workers"), cause);
+  }
   for (const std::string& sentence : finding_verdicts(report)) text += "  " + sentence + "\n";
   return text;
 }
@@ -317,7 +326,8 @@ nlohmann::json report_json(const WatchReport& report) {
           {"peak_live_workers",
            {{"workers", report.findings.peak.workers},
             {"t", relative(report, report.findings.peak.time_s)},
-            {"by_owner", peak_owners}}},
+            {"by_owner", peak_owners},
+            {"overlapping", report.findings.peak.overlapping}}},
           {"live_workers_at_epochs", report.findings.live_at_epochs},
           {"checks", checks_json(report)},
           {"python", python_json(report)},

@@ -71,9 +71,11 @@ void classify_processes(std::vector<ProcessRecord>& records) {
       // The forkserver's forks are the workers; a tracker's are not.
       record.role = parent_kind == CommandKind::forkserver ? ProcessRole::worker : ProcessRole::other;
       record.start = parent_kind == CommandKind::forkserver ? WorkerStart::forkserver : WorkerStart::none;
-    } else if ((parent_of.role == ProcessRole::worker && parent_of.start != WorkerStart::spawn) ||
-               is_shell(parent_of)) {
-      // A fork worker's own child, or a subshell (a wrapper script's): not a worker.
+    } else if ((parent_of.role == ProcessRole::worker && parent_of.start != WorkerStart::spawn) || is_shell(record)) {
+      // A fork worker's own child, or a subshell (a wrapper script's): not a worker. A fork that
+      // never ran exec is an image of its parent as it was when it forked, so the record itself
+      // says whether that was a shell: a wrapper that runs `X=$(...)` and then execs python
+      // forked its subshell as bash, whatever its own record says it runs now.
       record.role = ProcessRole::other;
     } else {
       // A program that forks copies of itself is a training process with workers: the root, a

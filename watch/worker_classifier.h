@@ -26,7 +26,9 @@ CommandKind classify_command(const std::string& cmdline);
 ///   worker, the forkserver and the trackers are helpers, anything else is `other`;
 /// - a fork that never ran exec is a copy of its parent: a worker of it (PyTorch's fork start
 ///   method), or a forkserver worker if the forkserver forked it; but a fork worker's own fork,
-///   a tracker's, or a shell's (a subshell of a wrapper script) is `other`;
+///   a tracker's, or a shell's (a subshell of a wrapper script) is `other`. What the parent was
+///   is read from the fork's own record, its image at the fork: a shell that forked a subshell
+///   and later ran exec into python forked it as a shell;
 /// - a process other than the root that forked workers is a training process (`program`): a
 ///   program the root ran through a shell, or a rank torch.multiprocessing.spawn started.
 void classify_processes(std::vector<ProcessRecord>& records);

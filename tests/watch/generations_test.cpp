@@ -84,6 +84,20 @@ TEST(WorkerClassifier, AProgramRunThroughAShellOwnsTheWorkersItForks) {
   EXPECT_EQ(records[2].role, ProcessRole::worker);
 }
 
+TEST(WorkerClassifier, ASubshellForkedBeforeTheShellRanExecIntoPythonIsNoWorker) {
+  // A wrapper that runs `X=$(...)` and then execs python: its subshell is a fork of bash, whose
+  // record is an image of bash; the root it forked from runs python by the end.
+  std::vector<ProcessRecord> records = {program(), fork_of(101, 0.1, 0.2), fork_of(102, 1.0, 2.0),
+                                        fork_of(103, 1.0, 2.0)};
+  records[1].cmdline = "bash run.sh python3 train.py";
+  records[1].comm = "bash";
+  classify_processes(records);
+  EXPECT_EQ(records[1].role, ProcessRole::other);
+  EXPECT_EQ(records[2].role, ProcessRole::worker);
+  EXPECT_EQ(records[3].role, ProcessRole::worker);
+  EXPECT_EQ(generations_of(records).workers, 2);
+}
+
 TEST(Generations, PersistentWorkersAreOneGenerationAndNoRespawn) {
   const GenerationReport report = generations_of({program(), fork_of(101, 1.00, 9.0), fork_of(102, 1.01, 9.0)});
   EXPECT_EQ(report.workers, 2);
@@ -105,6 +119,28 @@ TEST(Generations, ASetReplacedEveryEpochIsARespawnEachTime) {
   EXPECT_EQ(report.respawns[0].replaced, 2);
   EXPECT_EQ(report.respawns[1].started, 2);
   EXPECT_DOUBLE_EQ(report.respawns[1].time_s, 5.001);
+}
+
+TEST(Generations, ANewSetOfALoaderWithoutPersistentWorkersReplacesNothing) {
+  // The same lives as above, but the hook named a loader without persistent workers: every
+  // iter() starts new workers by design, and the ones that ended were not meant to last.
+  std::vector<ProcessRecord> records = {program(),
+                                        fork_of(101, 1.0, 3.0),
+                                        fork_of(102, 1.0, 3.0),
+                                        fork_of(103, 3.001, 5.0),
+                                        fork_of(104, 3.002, 5.0),
+                                        fork_of(105, 5.001, 7.0),
+                                        fork_of(106, 5.002, 7.0)};
+  for (std::size_t i = 1; i < records.size(); ++i) {
+    records[i].loader_key = "100:L1";
+    records[i].iterator_key = "100:I" + std::to_string((i + 1) / 2);
+    records[i].meant_to_last = false;
+  }
+  EXPECT_EQ(generations_of(records).generations.size(), 3u);
+  EXPECT_EQ(generations_of(records).respawns.size(), 0u);
+  // A persistent loader's set replaced in the same way is a respawn each time.
+  for (std::size_t i = 1; i < records.size(); ++i) records[i].meant_to_last = true;
+  EXPECT_EQ(generations_of(records).respawns.size(), 2u);
 }
 
 TEST(Generations, TwoLoadersStartedApartAreTwoGenerationsWithoutARespawn) {

@@ -53,12 +53,15 @@ HookEvent made(double t, const std::string& loader, const std::string& iterator,
   return e;
 }
 
+/// An event that ends a pass which had handed out `yielded` batches and asked its workers for
+/// `in_flight` more, `ready` of which were made (none known where empty).
 HookEvent ended(HookEventKind kind, double t, const std::string& iterator, long yielded, long in_flight,
-                std::vector<StackFrame> stack) {
+                std::vector<StackFrame> stack, std::optional<long> ready = std::nullopt) {
   HookEvent e = event(kind, t, "");
   e.iterator = iterator;
   e.yielded = yielded;
   e.in_flight = in_flight;
+  e.ready = ready;
   e.caller = kind == HookEventKind::workers_shutdown ? stack.back().function : "";
   e.stack = std::move(stack);
   return e;
@@ -268,15 +271,66 @@ TEST(Findings, WorkersThatOutliveTheProgramAreLeaked) {
 
 TEST(Findings, APassThatHandedOutNoBatchBeforeTheNextIterIsAnExtraIterator) {
   std::vector<HookEvent> events = {made(1.0, "L1", "I1", {201, 202}),
-                                   ended(HookEventKind::iterator_reset, 1.2, "I1", 0, 4, {frame("fit", 40)}),
-                                   ended(HookEventKind::iterator_reset, 2.0, "I1", 16, 0, {frame("fit", 40)})};
+                                   ended(HookEventKind::iterator_reset, 1.2, "I1", 0, 4, {frame("fit", 40)}, 4),
+                                   ended(HookEventKind::iterator_reset, 2.0, "I1", 16, 0, {frame("fit", 40)}, 0)};
   const Analysed a = analyse({program(), fork_of(201, 1.0, 9.0), fork_of(202, 1.0, 9.0)}, events);
   EXPECT_EQ(a.findings.extra_iterators.count, 1);
   EXPECT_EQ(a.findings.batches_thrown_away, 4);
+  EXPECT_EQ(a.findings.batches_in_flight, 4);
   EXPECT_THAT(a.findings.extra_iterators.details[0], HasSubstr("reset by another iter()"));
+  EXPECT_THAT(a.findings.extra_iterators.details[0], HasSubstr(": 4 prefetched batches were thrown away"));
+  // The event that ended it, whose whole stack the report prints.
+  EXPECT_EQ(a.findings.extra_iterators_ended, (std::vector<std::size_t>{1}));
   // A pass that was read and then reset throws nothing away that it had not handed out.
   EXPECT_EQ(a.python.passes.size(), 3u);
   EXPECT_EQ(a.python.passes[1].yielded, 16);
+}
+
+TEST(Findings, BatchesAskedForButNotKnownToBeMadeAreCountedAsUpTo) {
+  // Dropped as its workers started: 4 asked for, none received or waiting in the queue.
+  const Analysed none = analyse({program(), fork_of(201, 1.0, 1.5), fork_of(202, 1.0, 1.5)},
+                                {made(1.0, "L1", "I1", {201, 202}),
+                                 ended(HookEventKind::workers_shutdown, 1.01, "I1", 0, 4, {frame("__del__", 9)}, 0)});
+  EXPECT_EQ(none.findings.extra_iterators.count, 1);
+  EXPECT_EQ(none.findings.batches_thrown_away, 0);
+  EXPECT_EQ(none.findings.batches_in_flight, 4);
+  EXPECT_THAT(none.findings.extra_iterators.details[0],
+              HasSubstr(": up to 4 prefetched batches were thrown away: asked of the workers, none known to be ready"));
+  // One made, three still asked for; and a hook that could not tell counts none as made.
+  const Analysed one = analyse({program(), fork_of(201, 1.0, 1.5), fork_of(202, 1.0, 1.5)},
+                               {made(1.0, "L1", "I1", {201, 202}),
+                                ended(HookEventKind::iterator_reset, 1.2, "I1", 0, 4, {frame("fit", 40)}, 1)});
+  EXPECT_THAT(one.findings.extra_iterators.details[0],
+              HasSubstr(": 1 prefetched batch was thrown away, and up to 3 more asked of the workers"));
+  const Analysed unknown = analyse({program(), fork_of(201, 1.0, 1.5), fork_of(202, 1.0, 1.5)},
+                                   {made(1.0, "L1", "I1", {201, 202}),
+                                    ended(HookEventKind::iterator_reset, 1.2, "I1", 0, 4, {frame("fit", 40)})});
+  EXPECT_EQ(unknown.findings.batches_thrown_away, 0);
+  EXPECT_EQ(unknown.findings.batches_in_flight, 4);
+}
+
+TEST(Findings, ThePeakNamesALoaderWhoseNextPassStartedBeforeTheLastOnesWorkersEnded) {
+  // A loader without persistent workers read by length: the last pass's iterator is collected
+  // only after the next iter() has started the next pass's workers.
+  HookEvent first = made(1.0, "L1", "I1", {201, 202});
+  first.settings.persistent = false;
+  HookEvent second = made(2.0, "L1", "I2", {203, 204});
+  second.settings.persistent = false;
+  const Analysed a = analyse({program(), fork_of(201, 1.0, 2.1), fork_of(202, 1.0, 2.1), fork_of(203, 2.0, 3.0),
+                              fork_of(204, 2.0, 3.0)},
+                             {first, second});
+  EXPECT_EQ(a.findings.peak.workers, 4);
+  EXPECT_EQ(a.findings.peak.overlapping, (std::vector<std::string>{"L1"}));
+  EXPECT_EQ(overlap_cause(a.findings.peak),
+            "the next pass of L1 (not persistent) started its workers before the last pass's workers had ended");
+  EXPECT_EQ(a.generations.respawns.size(), 0u);
+  // Two sets of a persistent loader alive at once are no such overlap: none is named.
+  first.settings.persistent = second.settings.persistent = true;
+  const Analysed kept = analyse({program(), fork_of(201, 1.0, 2.1), fork_of(202, 1.0, 2.1), fork_of(203, 2.0, 3.0),
+                                 fork_of(204, 2.0, 3.0)},
+                                {first, second});
+  EXPECT_EQ(kept.findings.peak.workers, 4);
+  EXPECT_EQ(kept.findings.peak.overlapping.size(), 0u);
 }
 
 TEST(Findings, ASetEpochAfterThePassDrewItsOrderIsLate) {

@@ -328,8 +328,44 @@ def _iterator_state(iterator):
         "worker_pids": workers,
         "yielded": _int_or_none(values.get("_num_yielded")),
         "in_flight": sent - received if sent is not None and received is not None else None,
+        "ready": _ready(values, received),
         "shut_down": values.get("_shutdown") is True,
     }
+
+
+def _queued(queue):
+    """How many results wait in a queue, read without taking a lock: a multiprocessing queue's
+    count from its semaphore (a worker's put() takes it before the batch goes down the pipe), a
+    thread queue's from its deque. None where neither is there."""
+    semaphore = getattr(getattr(queue, "_sem", None), "_semlock", None)
+    maximum = getattr(queue, "_maxsize", None)
+    if semaphore is not None and type(maximum) is int:
+        return maximum - semaphore._get_value()
+    items = getattr(queue, "queue", None)
+    return len(items) if hasattr(items, "__len__") else None
+
+
+def _ready(values, received):
+    """Batches of the pass in progress that the workers had finished and it had not handed out:
+    those it received out of order and holds in _task_info, and those waiting in its result
+    queues. None where it cannot know: the rest of in_flight was asked of the workers and may or
+    may not have been made."""
+    try:
+        held = 0
+        for index, info in values.get("_task_info", {}).items():
+            if type(index) is int and received is not None and index >= received and len(info) == 2:
+                held += 1
+        queues = [values.get("_worker_result_queue")]
+        if values.get("_data_queue") is not queues[0]:
+            queues.append(values.get("_data_queue"))
+        for queue in queues:
+            waiting = _queued(queue) if queue is not None else 0
+            if waiting is None:
+                return None
+            held += waiting
+        return held
+    except Exception:
+        return None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ with --fixed as it was fixed. Two workers started by fork, as in the reports.
 """
 
 import argparse
+import time
 
 import torch
 from torch.utils.data import DataLoader, Dataset
@@ -33,6 +34,16 @@ def parse_args(doc, fixed_help, **counts):
     args = parser.parse_args()
     torch.set_num_threads(1)
     return args
+
+
+def wait_for_prefetch(iterator, batches, timeout_s=30.0):
+    """What a fit does between making an iterator and reading it (moving the model, a sanity
+    check) takes long enough for the workers to make what they were asked for: wait until
+    `batches` of them wait in the iterator's result queue, so that what a reset throws away is
+    the whole prefetch, whatever the machine's load."""
+    deadline = time.monotonic() + timeout_s
+    while iterator._worker_result_queue.qsize() < batches and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def worker_loader(dataset, **options):

@@ -13,7 +13,7 @@ stopped calling iter() for a DataLoader, which is iterable by its type.
 
 from torch.utils.data import DataLoader
 
-from bug_common import Squares, parse_args, worker_loader
+from bug_common import Squares, parse_args, wait_for_prefetch, worker_loader
 
 
 def _check_dataloader_iterable(dataloader, fixed):
@@ -30,6 +30,8 @@ def main():
     args = parse_args(__doc__, "check the type, not iter()", epochs=3)
     loader = worker_loader(Squares(), batch_size=32, persistent_workers=True)
     _check_dataloader_iterable(loader, args.fixed)
+    if loader._iterator is not None:
+        wait_for_prefetch(loader._iterator, 4)  # the fit's set-up before its first epoch
     total = 0.0
     for epoch in range(args.epochs):
         print(f"Epoch {epoch}", flush=True)

@@ -10,7 +10,7 @@ set that reads from a queue loses what it prefetched. The fix kept the first ite
     lightning_19427.py --fixed    the iterator made in setup_data() is the one the epoch reads
 """
 
-from bug_common import Squares, parse_args, worker_loader
+from bug_common import Squares, parse_args, wait_for_prefetch, worker_loader
 
 
 class FitLoop:
@@ -38,6 +38,7 @@ def main():
     loader = worker_loader(Squares(), batch_size=32)
     loop = FitLoop(loader, args.fixed)
     loop.setup_data()  # trainer.fit(ckpt_path=...): restored at the end of epoch resume_epoch - 1
+    wait_for_prefetch(loop.data_iter, 4)  # the fit's set-up before its first epoch
     total = 0.0
     for epoch in range(args.resume_epoch, args.epochs):
         print(f"Epoch {epoch}", flush=True)

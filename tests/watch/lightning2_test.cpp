@@ -1,0 +1,165 @@
+// What real Lightning 2.x does by default, reduced to plain torch programs
+// (tests/watch/lightning2/), under `dlreset watch`: a launcher that execs python after a command
+// substitution, loaders without persistent workers read by length, an iterator dropped as its
+// workers start, and a second iter() after a resume. Each program has exact expectations.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/support/command.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/python_torch.h"
+#include "tests/watch/watch_json.h"
+
+namespace dlreset::watch {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using Counts = std::map<std::string, long>;
+
+struct Watched {
+  testing::CommandResult result;
+  nlohmann::json report;
+};
+
+std::string program(const std::string& name) { return source_dir() + "/tests/watch/lightning2/" + name; }
+
+/// Runs `dlreset watch --no-live --json ... FLAGS -- COMMAND` and reads its report.
+Watched watch(const testing::TempDir& dir, const std::string& flags, const std::string& command) {
+  const std::string json = dir.file("watch.json");
+  Watched watched;
+  watched.result = testing::run_shell(testing::dlreset_binary() + " watch --no-live --json " + json + " " + flags +
+                                      " -- " + command);
+  watched.report = read_json(json);
+  return watched;
+}
+
+/// Every check's count: `live_workers` at the peak, and 0 for the others but those `others` names.
+Counts counts(long live_workers, const Counts& others = {}) {
+  Counts all{{"respawns", 0},
+             {"live_workers", live_workers},
+             {"leaked_workers", 0},
+             {"extra_iterators", 0},
+             {"late_set_epoch", 0}};
+  for (const auto& [check, count] : others) all[check] = count;
+  return all;
+}
+
+int count_role(const nlohmann::json& report, const std::string& role) {
+  int count = 0;
+  for (const auto& process : report["processes"]) count += process["role"] == role;
+  return count;
+}
+
+/// The gates that failed, by flag.
+std::map<std::string, long> failed_gates(const nlohmann::json& report) {
+  std::map<std::string, long> failed;
+  for (const auto& gate : report["gates"]) {
+    if (!gate["passed"].get<bool>()) failed[gate["flag"].get<std::string>()] = gate["count"].get<long>();
+  }
+  return failed;
+}
+
+class ExecWrapper : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ExecWrapper, TheSubshellOfALauncherThatExecsPythonIsNoWorker) {
+  DLRESET_REQUIRE_PYTHON_TORCH();
+  testing::TempDir dir;
+  const Watched watched = watch(dir, "--mode " + GetParam() + " --expect-clean --max-live-workers 2",
+                                "bash " + program("exec_wrapper.sh") + " " + testing::kPython + " " + source_dir() +
+                                    "/tests/watch/train_loop.py --workers 2 --epochs 2");
+  const nlohmann::json& report = watched.report;
+  ASSERT_FALSE(report.empty()) << watched.result.err;
+  EXPECT_EQ(watched.result.status, 0) << watched.result.err;
+  // The program's own two persistent workers, in one generation: not a third from the subshell.
+  EXPECT_EQ(report["workers"], 2) << watched.result.err;
+  EXPECT_EQ(report["generations"].size(), 1u) << watched.result.err;
+  EXPECT_EQ(count_role(report, "worker"), 2) << watched.result.err;
+  EXPECT_EQ(check_counts(report), counts(2)) << watched.result.err;
+  int hooked = 0;
+  for (const auto& process : report["python"]["processes"]) hooked += process["hook_loaded"].get<bool>();
+  EXPECT_EQ(hooked, 1) << watched.result.err;
+  // The events connector sees the subshell and its dirname, both short-lived: two others.
+  if (GetParam() == "connector") {
+    EXPECT_EQ(count_role(report, "other"), 2) << watched.result.err;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(RealLightning, ExecWrapper, ::testing::Values("connector", "poll"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+TEST(RealLightning, NonPersistentLoadersReadByLengthOverlapTheirPassesWithoutARespawn) {
+  DLRESET_REQUIRE_PYTHON_TORCH();
+  testing::TempDir dir;
+  // Lightning 2.0.3's three validation loaders, three passes each.
+  const Watched watched =
+      watch(dir, "--expect-clean --max-live-workers 2",
+            std::string(testing::kPython) + " " + program("by_length.py") + " --loaders 3 --passes 3");
+  const nlohmann::json& report = watched.report;
+  const std::string& err = watched.result.err;
+  ASSERT_FALSE(report.empty()) << err;
+  EXPECT_EQ(report["exit_status"], 0) << err;
+  EXPECT_EQ(report["workers"], 18) << err;
+  EXPECT_EQ(report["generations"].size(), 9u) << err;
+  // A new set a pass is what persistent_workers=False asks for: no respawn. The peak is L1's
+  // next pass starting beside its last pass's set, with L2's and L3's: 8.
+  EXPECT_EQ(check_counts(report), counts(8)) << err;
+  EXPECT_EQ(failed_gates(report), (std::map<std::string, long>{{"--max-live-workers", 8}})) << err;
+  EXPECT_EQ(watched.result.status, kGateFailed) << err;
+  EXPECT_EQ(report["peak_live_workers"]["overlapping"], nlohmann::json::array({"L1"})) << err;
+  EXPECT_THAT(err, HasSubstr("more than the 2 allowed (--max-live-workers): the next pass of L1 (not persistent) "
+                             "started its workers before the last pass's workers had ended.\n"));
+  EXPECT_THAT(err, HasSubstr("  8 workers were alive at once because the next pass of L1 (not persistent) started "
+                             "its workers before the last pass's workers had ended: torch ends a pass's workers only "
+                             "when its iterator is exhausted or collected"));
+  EXPECT_THAT(err, HasSubstr("18 workers started in all in 9 generations and none was replaced, but L1, L2, L3 are "
+                             "not persistent (persistent_workers=False)"));
+  EXPECT_THAT(err, Not(HasSubstr("respawn")));
+}
+
+TEST(RealLightning, AnIteratorDroppedAsItsWorkersStartThrewAwayAtMostWhatItAskedFor) {
+  DLRESET_REQUIRE_PYTHON_TORCH();
+  testing::TempDir dir;
+  const Watched watched =
+      watch(dir, "--expect-clean", std::string(testing::kPython) + " " + program("dropped_as_started.py"));
+  const nlohmann::json& report = watched.report;
+  const std::string& err = watched.result.err;
+  ASSERT_FALSE(report.empty()) << err;
+  EXPECT_EQ(report["exit_status"], 0) << err;
+  EXPECT_EQ(check_counts(report), counts(2, {{"extra_iterators", 1}})) << err;
+  EXPECT_EQ(watched.result.status, kGateFailed) << err;
+  // It asked its two workers for 4 batches and received none; the workers were still starting.
+  EXPECT_THAT(err, HasSubstr("1 iterator began a pass and handed out no batch: up to 4 prefetched batches were "
+                             "thrown away: asked of the workers, none known to be ready.\n"));
+  EXPECT_THAT(err, HasSubstr("before it was collected (its workers shut down by __del__)"));
+  EXPECT_THAT(err, Not(HasSubstr("4 prefetched batches were thrown away.")));
+}
+
+TEST(RealLightning, ASecondIterAfterAResumeShowsInTheWholeStackThatEndedTheFirstPass) {
+  DLRESET_REQUIRE_PYTHON_TORCH();
+  testing::TempDir dir;
+  const Watched watched = watch(dir, "--expect-clean",
+                                std::string(testing::kPython) + " " + program("resume_double_iter.py") + " --epochs 2");
+  const nlohmann::json& report = watched.report;
+  const std::string& err = watched.result.err;
+  ASSERT_FALSE(report.empty()) << err;
+  EXPECT_EQ(report["exit_status"], 0) << err;
+  // Three passes of a loader without persistent workers: three sets, none a respawn; the first
+  // pass ended unread.
+  EXPECT_EQ(report["workers"], 6) << err;
+  EXPECT_EQ(check_counts(report), counts(2, {{"extra_iterators", 1}})) << err;
+  EXPECT_EQ(watched.result.status, kGateFailed) << err;
+  // The stack that made the wasted iterator, and the whole stack of the call that ended it,
+  // down from the second iter() to the helper that shut its workers down.
+  EXPECT_THAT(err, HasSubstr(", in setup_data\n        iter(self.combined)"));
+  EXPECT_THAT(err, HasSubstr("shut down by _shutdown_workers_and_reset_iterator(), which ended the pass unread:\n"));
+  EXPECT_THAT(err, HasSubstr(", in on_run_start\n        iter(self.combined)"));
+  EXPECT_THAT(err, HasSubstr(", in _shutdown_workers_and_reset_iterator\n        iterator._shutdown_workers()"));
+}
+
+}  // namespace
+}  // namespace dlreset::watch
