@@ -224,15 +224,18 @@ void add_watch_options(WatchCommandLine& command, const std::string& usage) {
                      "Do not put the Python hook in the program's Python processes: no tracebacks, loaders, extra "
                      "iterators or set_epoch order (the process tree is still followed)"));
   accepted.add_switch(watch.add_flag("--expect-persistent", flags.expect_persistent,
-                                     "Fail if workers were replaced at all (the same as --max-respawns 0)"));
+                                     "Fail if workers meant to last (a persistent loader's) were replaced at all "
+                                     "(the same as --max-respawns 0)"));
   accepted.add_switch(
       watch.add_flag("--expect-clean", flags.expect_clean,
                      "Fail on any respawn, leaked worker, extra iterator or late set_epoch (the same as "
                      "--max-respawns 0 --max-leaked-workers 0 --max-extra-iterators 0 --max-late-set-epoch 0)"));
   // Each gate under its own flag (Gate::flag), in the order the summary names them.
   const std::pair<Gate*, const char*> gates_help[] = {
-      {&options.respawns, "Fail if workers were replaced more often than this"},
-      {&options.live_workers, "Fail if more workers than this were alive at once (all ranks together)"},
+      {&options.respawns, "Fail if workers meant to last (a persistent loader's, where the Python hook names the "
+                          "loader) were replaced more often than this"},
+      {&options.live_workers, "Fail if more workers than this were alive at once (all ranks together; a "
+                              "non-persistent loader's next pass beside its last counts both)"},
       {&options.leaked_workers, "Fail if more workers than this were leaked: left running by a loader made "
                                 "again, outliving the program, or piling up from epoch to epoch"},
       {&options.extra_iterators, "Fail if more passes than this began and handed out no batch before the next "

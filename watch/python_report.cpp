@@ -146,7 +146,7 @@ std::string findings_summary(const WatchReport& report) {
       const std::string heading =
           event.kind == HookEventKind::set_epoch
               ? fmt::format("set_epoch({}) after its pass's order was drawn{}", event.epoch.value_or(-1), times)
-              : reset_heading(python, group) + suffix + times;
+              : fmt::format("{}{}{}", reset_heading(python, group), suffix, times);
       text += format_traceback(heading, event.stack, event.frames_omitted, "    ");
     }
   };
