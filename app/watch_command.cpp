@@ -13,12 +13,14 @@
 #include <utility>
 
 #include "app/json_file.h"
-#include "watch/generations.h"
-#include "watch/hook_channel.h"
-#include "watch/python_report.h"
-#include "watch/python_view.h"
-#include "watch/watch_report.h"
-#include "watch/worker_classifier.h"
+#include "watch/analysis/generations.h"
+#include "watch/analysis/python_view.h"
+#include "watch/analysis/watch_report.h"
+#include "watch/analysis/worker_classifier.h"
+#include "watch/hook/hook_channel.h"
+#include "watch/report/report_json.h"
+#include "watch/report/summary_text.h"
+#include "watch/report/timeline_json.h"
 
 namespace dlreset::app {
 

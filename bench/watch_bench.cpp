@@ -21,7 +21,7 @@
 
 #include "bench/benches.h"
 #include "harness/sys/clock.h"
-#include "watch/hook_channel.h"
+#include "watch/hook/hook_channel.h"
 
 extern char** environ;
 

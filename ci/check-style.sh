@@ -83,7 +83,7 @@ mapfile -t units < <(/usr/bin/python3 - "$build_dir/compile_commands.json" "$PWD
 import json, os, re, sys
 root = os.path.realpath(sys.argv[2])
 wanted = None if sys.argv[3] == "1" else set(sys.argv[4].split())
-torch_free = re.compile(r"^(harness/(sys|trace|data/core)/.*|watch/[^/]+)\.cpp$")
+torch_free = re.compile(r"^(harness/(sys|trace|data/core)/.*|watch/.*)\.cpp$")
 units = set()
 for entry in json.load(open(sys.argv[1])):
     path = os.path.realpath(os.path.join(entry["directory"], entry["file"]))

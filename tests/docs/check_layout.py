@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Holds the docs' maps of the repository to its folders: the block that follows
 `<!-- not output: the repository's folders -->` in each file given must name every top-level
-folder and every folder under harness/, and nothing that is not a folder.
+folder and every folder under harness/ and watch/, and nothing that is not a folder.
 
 A folder is a line's first word ending in "/", indented by two spaces a level (a line indented
 by 12 or more continues the text of the line above); a folder's path is its name under the last
@@ -16,6 +16,8 @@ import subprocess
 import sys
 
 MARKER = "<!-- not output: the repository's folders -->"
+# The top-level folders whose inner folders are its layers, and which the maps name too.
+LAYERED = ("harness", "watch")
 FOLDER = re.compile(r"^( *)([A-Za-z0-9_.-]+)/(?:\s|$)")
 
 
@@ -48,7 +50,7 @@ def listed_folders(text):
 
 
 def tracked_folders(root):
-    """Every top-level folder holding a tracked file, and every folder under harness/."""
+    """Every top-level folder holding a tracked file, and every folder under harness/ and watch/."""
     files = subprocess.run(["git", "-C", root, "ls-files"], check=True, capture_output=True,
                            text=True).stdout.split("\n")
     folders = set()
@@ -57,7 +59,7 @@ def tracked_folders(root):
         if not parts or parts[0].startswith("."):
             continue
         folders.add(parts[0])
-        if parts[0] == "harness":
+        if parts[0] in LAYERED:
             for depth in range(2, len(parts) + 1):
                 folders.add("/".join(parts[:depth]))
     return folders

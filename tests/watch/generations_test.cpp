@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "tests/watch/made_up_tree.h"
-#include "watch/generations.h"
-#include "watch/watch_report.h"
-#include "watch/worker_classifier.h"
+#include "watch/analysis/generations.h"
+#include "watch/analysis/watch_report.h"
+#include "watch/analysis/worker_classifier.h"
+#include "watch/report/summary_text.h"
+#include "watch/report/timeline_json.h"
 
 namespace dlreset::watch {
 namespace {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The Python hook of `dlreset watch` (watch/python/sitecustomize.py), inside real programs.
+"""The Python hook of `dlreset watch` (watch/hook/python/sitecustomize.py), inside real programs.
 
 Each test runs a small program twice, as the watcher runs it (the hook's folder first on
 PYTHONPATH, its socket in DLRESET_WATCH_SOCKET, here a socket this test reads) and as it runs

@@ -5,7 +5,7 @@
 
 #include <optional>
 
-#include "watch/process_record.h"
+#include "watch/tree/process_record.h"
 
 namespace dlreset::watch {
 

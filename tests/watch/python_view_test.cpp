@@ -4,17 +4,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "tests/watch/made_up_tree.h"
-#include "watch/findings.h"
-#include "watch/generations.h"
-#include "watch/hook_event.h"
-#include "watch/python_view.h"
-#include "watch/worker_classifier.h"
+#include "watch/analysis/findings.h"
+#include "watch/analysis/generations.h"
+#include "watch/analysis/python_view.h"
+#include "watch/analysis/worker_classifier.h"
+#include "watch/hook/hook_event.h"
 
 namespace dlreset::watch {
 namespace {

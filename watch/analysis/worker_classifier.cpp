@@ -1,4 +1,4 @@
-#include "watch/worker_classifier.h"
+#include "watch/analysis/worker_classifier.h"
 
 #include <cstddef>
 #include <map>

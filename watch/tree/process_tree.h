@@ -13,7 +13,7 @@
 
 #include "harness/sys/proc_stat.h"
 #include "harness/sys/unique_fd.h"
-#include "watch/process_record.h"
+#include "watch/tree/process_record.h"
 
 namespace dlreset::watch {
 

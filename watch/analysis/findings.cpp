@@ -1,4 +1,4 @@
-#include "watch/findings.h"
+#include "watch/analysis/findings.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <optional>
 #include <set>
 
-#include "watch/report_text.h"
+#include "watch/analysis/wording.h"
 
 namespace dlreset::watch {
 

@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "watch/generations.h"
-#include "watch/python_view.h"
-#include "watch/watcher.h"
+#include "watch/analysis/generations.h"
+#include "watch/analysis/python_view.h"
+#include "watch/tree/watcher.h"
 
 namespace dlreset::watch {
 

@@ -1,4 +1,4 @@
-#include "watch/hook_channel.h"
+#include "watch/hook/hook_channel.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>

@@ -1,15 +1,22 @@
-// The parts of a watch's report that the Python hook and the checks beyond respawns add: in
-// words for the summary, and as JSON.
+// A watch's report in words: the summary printed at its end, its verdict on respawns and the
+// sentences of the other findings.
 #pragma once
 
 #include <cstddef>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "watch/watch_report.h"
+#include "watch/analysis/watch_report.h"
 
 namespace dlreset::watch {
+
+/// The verdict on respawns in one sentence, e.g. "2 workers were replaced 9 times, every 3.1 s:
+/// the loop is not keeping persistent workers."; the findings beyond respawns follow it in the
+/// summary (finding_verdicts).
+std::string verdict(const WatchReport& report);
+
+/// The summary printed at the end of a watch (several lines, each ending in '\n').
+std::string summary_text(const WatchReport& report);
 
 /// Under a generation's line: its loader, and where its iterator was made and stopped.
 std::string generation_cause(const WatchReport& report, std::size_t generation);
@@ -24,12 +31,5 @@ std::string findings_summary(const WatchReport& report);
 
 /// The sentences after the respawn verdict, one a finding: empty when there are none.
 std::vector<std::string> finding_verdicts(const WatchReport& report);
-
-/// `python` in the --json report: the hook, its processes, the loaders and every event with its
-/// stack.
-nlohmann::json python_json(const WatchReport& report);
-
-/// `checks` in the --json report: each check's count and details.
-nlohmann::json checks_json(const WatchReport& report);
 
 }  // namespace dlreset::watch

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "watch/hook_event.h"
+#include "watch/hook/hook_event.h"
 
 namespace dlreset::watch {
 

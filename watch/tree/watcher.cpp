@@ -1,4 +1,4 @@
-#include "watch/watcher.h"
+#include "watch/tree/watcher.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -22,11 +22,11 @@
 #include "harness/sys/pidfd.h"
 #include "harness/sys/proc_stat.h"
 #include "harness/sys/unique_fd.h"
-#include "watch/hook_channel.h"
-#include "watch/launch.h"
-#include "watch/proc_connector.h"
-#include "watch/proc_poller.h"
-#include "watch/process_tree.h"
+#include "watch/hook/hook_channel.h"
+#include "watch/tree/launch.h"
+#include "watch/tree/proc_connector.h"
+#include "watch/tree/proc_poller.h"
+#include "watch/tree/process_tree.h"
 
 namespace dlreset::watch {
 

@@ -1,4 +1,4 @@
-#include "watch/python_view.h"
+#include "watch/analysis/python_view.h"
 
 #include <fmt/format.h>
 

@@ -1,11 +1,11 @@
-#include "watch/process_tree.h"
+#include "watch/tree/process_tree.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "harness/sys/pidfd.h"
 #include "harness/sys/proc_stat.h"
-#include "watch/hook_channel.h"
+#include "watch/hook/hook_channel.h"
 
 namespace dlreset::watch {
 

@@ -11,8 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "watch/hook_event.h"
-#include "watch/process_record.h"
+#include "watch/hook/hook_event.h"
+#include "watch/tree/process_record.h"
+#include "watch/tree/watch_error.h"
 
 namespace dlreset::watch {
 
@@ -48,17 +49,6 @@ struct WatchOptions {
   /// line reports respawns as they happen, not only at the end of a long run.
   std::function<void(const std::vector<ProcessRecord>& records, const std::vector<double>& epoch_marks_s, double now_s)>
       on_sample;
-};
-
-/// A watch that could not start: no such process, a command that cannot run, a mode that is
-/// not available. `exit_status` is the one the command line should end with (2, 126 or 127).
-class WatchError : public std::runtime_error {
- public:
-  WatchError(const std::string& message, int exit_status) : std::runtime_error(message), exit_status_(exit_status) {}
-  int exit_status() const { return exit_status_; }
-
- private:
-  int exit_status_;
 };
 
 struct WatchResult {

@@ -1,4 +1,4 @@
-#include "watch/generations.h"
+#include "watch/analysis/generations.h"
 
 #include <algorithm>
 #include <cstddef>

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "watch/generations.h"
-#include "watch/hook_event.h"
-#include "watch/process_record.h"
+#include "watch/analysis/generations.h"
+#include "watch/hook/hook_event.h"
+#include "watch/tree/process_record.h"
 
 namespace dlreset::watch {
 

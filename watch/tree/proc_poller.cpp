@@ -1,4 +1,4 @@
-#include "watch/proc_poller.h"
+#include "watch/tree/proc_poller.h"
 
 #include <fcntl.h>
 

@@ -1,4 +1,4 @@
-#include "watch/proc_connector.h"
+#include "watch/tree/proc_connector.h"
 
 #include <linux/cn_proc.h>
 #include <linux/connector.h>

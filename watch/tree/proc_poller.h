@@ -6,7 +6,7 @@
 #include <sys/types.h>
 
 #include "harness/sys/unique_fd.h"
-#include "watch/process_tree.h"
+#include "watch/tree/process_tree.h"
 
 namespace dlreset::watch {
 

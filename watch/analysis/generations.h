@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "watch/process_record.h"
+#include "watch/tree/process_record.h"
 
 namespace dlreset::watch {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "watch/process_event.h"
+#include "watch/tree/process_event.h"
 
 namespace dlreset::watch {
 

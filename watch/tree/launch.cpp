@@ -1,4 +1,4 @@
-#include "watch/launch.h"
+#include "watch/tree/launch.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "harness/sys/child_process.h"
-#include "watch/watcher.h"
+#include "watch/tree/watch_error.h"
 
 namespace dlreset::watch {
 

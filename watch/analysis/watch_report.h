@@ -1,16 +1,15 @@
-// What a watch found, in words and as JSON: the processes, the worker generations, the respawns
-// and the one sentence that answers "is my loop killing its workers?".
+// What a watch found: the processes classified, the worker generations and respawns, the hook's
+// events set against them, and the checks. The report/ folder says it in words and as JSON.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "watch/findings.h"
-#include "watch/generations.h"
-#include "watch/python_view.h"
-#include "watch/watcher.h"
+#include "watch/analysis/findings.h"
+#include "watch/analysis/generations.h"
+#include "watch/analysis/python_view.h"
+#include "watch/tree/watcher.h"
 
 namespace dlreset::watch {
 
@@ -38,21 +37,6 @@ double start_uncertainty_s(WatchMode mode, int poll_ms);
 WatchReport analyse_watch(WatchResult result, std::vector<std::string> command, std::string epoch_pattern,
                           double generation_window_s);
 
-/// The verdict on respawns in one sentence, e.g. "2 workers were replaced 9 times, every 3.1 s:
-/// the loop is not keeping persistent workers."; the findings beyond respawns follow it in the
-/// summary (finding_verdicts).
-std::string verdict(const WatchReport& report);
-
-/// The summary printed at the end of a watch (several lines, each ending in '\n').
-std::string summary_text(const WatchReport& report);
-
-/// `--json`: schema "dlreset.watch", version 2 (docs/watch.md, "JSON").
-nlohmann::json report_json(const WatchReport& report);
-
-/// `--events`: the workers' lives in the timeline format of `dlreset run --events`, so
-/// plots/plot_timeline.py draws them; each parent's workers form one group of lanes.
-nlohmann::json events_json(const WatchReport& report);
-
 /// The epoch of a time among epoch marks: -1 before the first, else the index of the last mark
 /// at or before it.
 int epoch_of(const std::vector<double>& epoch_marks_s, double time_s);
@@ -60,5 +44,15 @@ int epoch_of(const std::vector<double>& epoch_marks_s, double time_s);
 /// The epoch of a time: -1 before the first epoch line (or without a pattern), else the number
 /// of the last epoch line at or before it, from 0.
 int epoch_at(const WatchReport& report, double time_s);
+
+/// The epoch a worker start belongs to. A start found by polling is dated up to one interval
+/// before it happened, and the epoch line that came just before it may be read in that interval.
+int epoch_of_start(const WatchReport& report, double start_s);
+
+/// Seconds since the watch began: how every time of the report is given.
+double since_watch_began(const WatchReport& report, double time_s);
+
+/// The command that ran (or the attached process's command line), cut to 80 characters.
+std::string what_ran(const WatchReport& report);
 
 }  // namespace dlreset::watch

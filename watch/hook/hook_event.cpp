@@ -1,4 +1,4 @@
-#include "watch/hook_event.h"
+#include "watch/hook/hook_event.h"
 
 #include <fmt/format.h>
 

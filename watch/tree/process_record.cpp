@@ -1,4 +1,4 @@
-#include "watch/process_record.h"
+#include "watch/tree/process_record.h"
 
 #include <sys/wait.h>
 

@@ -1,0 +1,177 @@
+#include "watch/report/report_json.h"
+
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "watch/report/optional_json.h"
+#include "watch/report/summary_text.h"
+
+namespace dlreset::watch {
+
+namespace {
+
+double relative(const WatchReport& report, double time_s) { return since_watch_began(report, time_s); }
+
+nlohmann::json python_json(const WatchReport& report) {
+  const PythonView& python = report.python;
+  nlohmann::json processes = nlohmann::json::array();
+  for (const HookedProcess& process : python.processes) {
+    processes.push_back({{"pid", process.pid},
+                         {"cmdline", process.cmdline},
+                         {"hook_loaded", process.hello},
+                         {"why_not", process.why_not},
+                         {"torch_patched", process.patched},
+                         {"torch", process.torch_version},
+                         {"rank", optional_json(process.rank)},
+                         {"local_rank", optional_json(process.local_rank)},
+                         {"unseen", process.unseen},
+                         {"hook_errors", process.errors},
+                         {"events_lost", process.events_lost}});
+  }
+  nlohmann::json loaders = nlohmann::json::array();
+  for (const LoaderView& loader : python.loaders) {
+    loaders.push_back({{"pid", loader.pid},
+                       {"loader", loader.key},
+                       {"dataset", loader.settings.dataset},
+                       {"batch_size", optional_json(loader.settings.batch_size)},
+                       {"workers", optional_json(loader.settings.workers)},
+                       {"persistent", loader.settings.persistent},
+                       {"start_method", loader.settings.start_method},
+                       {"iterators_made", loader.iterators_made},
+                       {"passes", loader.passes},
+                       {"dropped", loader.dropped},
+                       {"shutdowns", loader.shutdowns},
+                       {"worker_pids", loader.worker_pids}});
+  }
+  nlohmann::json events = nlohmann::json::array();
+  for (const HookEvent& event : python.events) {
+    nlohmann::json stack = nlohmann::json::array();
+    for (const StackFrame& frame : event.stack) stack.push_back({frame.file, frame.line, frame.function, frame.code});
+    nlohmann::json entry = {{"kind", to_string(event.kind)},
+                            {"pid", event.pid},
+                            {"t", relative(report, event.time_s)},
+                            {"rank", optional_json(event.rank)},
+                            {"loader", event.loader},
+                            {"iterator", event.iterator},
+                            {"worker_pids", event.worker_pids},
+                            {"yielded", optional_json(event.yielded)},
+                            {"in_flight", optional_json(event.in_flight)},
+                            {"ready", optional_json(event.ready)},
+                            {"sampler", event.sampler},
+                            {"sampler_epoch", optional_json(event.sampler_epoch)},
+                            {"stack", stack}};
+    if (!event.how.empty()) entry["how"] = event.how;
+    if (!event.caller.empty()) entry["caller"] = event.caller;
+    if (event.epoch) entry["epoch"] = *event.epoch;
+    if (!event.pending_iterator.empty()) {
+      entry["pending_iterator"] = event.pending_iterator;
+      entry["pending_epoch"] = optional_json(event.pending_epoch);
+    }
+    if (!event.where.empty()) entry["where"] = event.where + ": " + event.error;
+    events.push_back(entry);
+  }
+  return {{"hook", python.hook},
+          {"processes", processes},
+          {"loaders", loaders},
+          {"events", events},
+          {"malformed_datagrams", python.malformed}};
+}
+
+nlohmann::json checks_json(const WatchReport& report) {
+  nlohmann::json checks = nlohmann::json::array();
+  for (const Check* check : report.findings.checks()) {
+    checks.push_back(
+        {{"name", check->name}, {"count", check->count}, {"seen", check->seen}, {"details", check->details}});
+  }
+  return checks;
+}
+
+}  // namespace
+
+nlohmann::json report_json(const WatchReport& report) {
+  const WatchResult& result = report.result;
+  nlohmann::json processes = nlohmann::json::array();
+  for (const ProcessRecord& process : result.processes) {
+    nlohmann::json entry = {
+        {"pid", process.pid},
+        {"parent", process.parent},
+        {"role", to_string(process.role)},
+        {"start", to_string(process.start)},
+        {"how", process.exec_seen ? "exec" : "fork"},
+        {"cmdline", process.cmdline},
+        {"start_s", relative(report, process.start_s)},
+        {"end_s", process.end_s ? nlohmann::json(relative(report, *process.end_s)) : nlohmann::json()},
+        {"exit", describe_wait_status(process.wait_status)},
+        {"cpu_s", process.cpu_s},
+        {"existed_at_attach", process.existed_at_attach}};
+    processes.push_back(entry);
+  }
+  nlohmann::json generations = nlohmann::json::array();
+  for (const Generation& generation : report.generations.generations) {
+    nlohmann::json pids = nlohmann::json::array();
+    for (const std::size_t member : generation.members) pids.push_back(result.processes[member].pid);
+    const std::size_t g = static_cast<std::size_t>(generation.index - 1);
+    // A report made without the hook's view (a test's, an attached watch) has no entries here.
+    const auto entry = [g](const std::vector<std::optional<std::size_t>>& entries) {
+      return g < entries.size() ? entries[g] : std::nullopt;
+    };
+    const std::optional<std::size_t> made = entry(report.python.generation_made);
+    generations.push_back({{"index", generation.index},
+                           {"loader", made ? report.python.events[*made].loader : ""},
+                           {"made_event", optional_json(made)},
+                           {"stopped_event", optional_json(entry(report.python.generation_stopped))},
+                           {"parent", generation.parent},
+                           {"start", to_string(generation.start)},
+                           {"workers", pids},
+                           {"start_s", relative(report, generation.start_s)},
+                           {"end_s",
+                            generation.end_s ? nlohmann::json(relative(report, *generation.end_s)) : nlohmann::json()},
+                           {"cpu_s", generation.cpu_s},
+                           {"replaced", generation.replaced}});
+  }
+  nlohmann::json respawns = nlohmann::json::array();
+  for (const Respawn& respawn : report.generations.respawns) {
+    respawns.push_back({{"generation", respawn.generation},
+                        {"t", relative(report, respawn.time_s)},
+                        {"epoch", epoch_of_start(report, respawn.time_s)},
+                        {"replaced", respawn.replaced},
+                        {"started", respawn.started}});
+  }
+  nlohmann::json marks = nlohmann::json::array();
+  for (const double mark : result.epoch_marks_s) marks.push_back(relative(report, mark));
+  nlohmann::json peak_owners = nlohmann::json::array();
+  for (const auto& [owner, count] : report.findings.peak.by_owner)
+    peak_owners.push_back({{"owner", owner}, {"workers", count}});
+  return {{"schema", "dlreset.watch"},
+          {"schema_version", 2},
+          {"command", report.command},
+          {"pid", result.root},
+          {"attached", result.attached},
+          {"mode", to_string(result.mode)},
+          {"mode_reason", result.mode_reason},
+          {"poll_ms", result.poll_ms},
+          {"duration_s", result.end_s - result.origin_s},
+          {"exit", describe_wait_status(result.root_wait_status)},
+          {"exit_status", optional_json(report.program_status)},
+          {"workers", report.generations.workers},
+          {"generations", generations},
+          {"respawns", respawns},
+          {"epoch_pattern", report.epoch_pattern},
+          {"epoch_marks_s", marks},
+          {"processes", processes},
+          {"events_lost", result.events_lost},
+          {"watcher_cpu_s", result.watcher_cpu_s},
+          {"peak_live_workers",
+           {{"workers", report.findings.peak.workers},
+            {"t", relative(report, report.findings.peak.time_s)},
+            {"by_owner", peak_owners},
+            {"overlapping", report.findings.peak.overlapping}}},
+          {"live_workers_at_epochs", report.findings.live_at_epochs},
+          {"checks", checks_json(report)},
+          {"python", python_json(report)},
+          {"verdict", verdict(report)},
+          {"findings", finding_verdicts(report)}};
+}
+
+}  // namespace dlreset::watch
