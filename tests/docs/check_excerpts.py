@@ -12,7 +12,9 @@ An excerpt is a fenced block that follows a comment naming the command that prin
 The command runs with /bin/sh from the repository root (its stdout is compared; it says itself
 whether stderr joins it), and its output must match the block line by line, loosely where runs
 differ:
-- every number in the block stands for any number (times, pids, CPU seconds, line numbers);
+- every number in the block stands for any number (times, pids, CPU seconds), but a traceback's
+  line number (`File "...", line N`), which is the point of a traceback and the same at every
+  run, must be the one printed;
 - "..." inside a line stands for any text, and a line that is only "..." for any lines, none
   included (an abridged traceback);
 - trailing spaces do not count.
@@ -88,7 +90,8 @@ def line_pattern(expected):
         last = 0
         for number in NUMBER.finditer(part):
             pieces.append(re.escape(part[last:number.start()]))
-            pieces.append(r"\d+(?:\.\d+)?")
+            exact = part[:number.start()].endswith('", line ')
+            pieces.append(re.escape(number.group()) if exact else r"\d+(?:\.\d+)?")
             last = number.end()
         pieces.append(re.escape(part[last:]))
     return re.compile("^" + "".join(pieces) + r"\s*$")
