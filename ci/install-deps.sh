@@ -2,7 +2,8 @@
 # Installs with apt-get only the Debian 12 packages that are missing; quiet when all are there,
 # loud and non-zero when apt-get fails. Safe to run again and again. Extra package names given as
 # arguments are checked and installed the same way. dpkg-dev (dpkg-shlibdeps) and file are what
-# CPack's DEB generator needs for ci/package.sh, lintian what ci/check-package.sh runs.
+# CPack's DEB generator needs for ci/package.sh, lintian what ci/check-package.sh runs, pyflakes3
+# what the lint label runs over the Python.
 set -euo pipefail
 
 packages=(
@@ -16,6 +17,7 @@ packages=(
   python3-torch
   dataset-fashion-mnist
   dpkg-dev file lintian
+  pyflakes3
   "$@"
 )
 

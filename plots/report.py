@@ -295,7 +295,6 @@ def fit_tables(bench, startup, cores, targets):
         return
     compute = entries(bench, "BM_ComputeOnly")
     compute_epoch = median([e["epoch_s"] for _, g in compute for e in g]) if compute else None
-    any_entry = next(iter(fits.values()))[0]
     print("### Whole fit: Fashion-MNIST CNN, 5 epochs of 50 training and 10 validation batches, "
           "sanity check on, persistent workers\n")
     starts = sorted({s for (_, _, s) in fits}, key=lambda s: list(STARTS.values()).index(s))
