@@ -106,7 +106,7 @@ std::vector<std::int64_t> worker_process_pids(data::DataLoader& loader) {
 }
 
 /// The bells `loader`'s workers and main process have rung so far to wake one another
-/// (worker/descriptor_ring.h); 0 for thread workers and without slots.
+/// (harness/data/core/worker/transport/descriptor_ring.h); 0 for thread workers and without slots.
 std::int64_t doorbells(data::DataLoader& loader) {
   const auto* workers = dynamic_cast<const data::MultiProcessingDataLoaderIter*>(loader.iterator().get().get());
   return workers ? workers->stats().transport.doorbells : 0;

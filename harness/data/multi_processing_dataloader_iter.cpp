@@ -28,7 +28,8 @@ void on_worker_lifecycle(LoaderState& state, const detail::Message& message) {
 
 /// Batches of one worker that its consumer may hold beside the prefetch_factor in flight: the
 /// one a training step uses and the one a fetcher prefetched. They size its shared-memory slots
-/// (worker/shared_slots.h); a batch that finds them all held travels in its message instead.
+/// (harness/data/core/worker/transport/shared_slots.h); a batch that finds them all held travels in its message
+/// instead.
 constexpr int kBatchesHeldByConsumer = 2;
 
 }  // namespace

@@ -75,7 +75,7 @@ int dev_shm_handles() {
   return handles;
 }
 
-/// This process's mappings of workers' shared-memory slots (worker/shared_slots.h).
+/// This process's mappings of workers' shared-memory slots (harness/data/core/worker/transport/shared_slots.h).
 int slot_mappings() {
   std::ifstream maps("/proc/self/maps");
   int mappings = 0;

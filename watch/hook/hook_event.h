@@ -1,4 +1,4 @@
-// One report of the Python hook (watch/python/sitecustomize.py) from a process of the watched
+// One report of the Python hook (watch/hook/python/sitecustomize.py) from a process of the watched
 // tree: what the program did to a DataLoader's iterator or a sampler's epoch, and the Python stack
 // that did it. docs/watch.md ("The Python hook") lists the fields of each kind.
 #pragma once

@@ -18,7 +18,7 @@ struct BlockLoan {
 
 /// What a FeatureBuffer's or LabelBuffer's allocator takes its block from and gives it back to:
 /// a pool of recycled heap blocks (block_pool.h), or a part of the shared-memory slot
-/// a worker process wrote the batch into (worker/shared_slots.h), which goes back to its free
+/// a worker process wrote the batch into (worker/transport/shared_slots.h), which goes back to its free
 /// list when the tensors that adopted the batch die. Either may be given back from any thread.
 class BlockSource {
  public:

@@ -10,7 +10,7 @@ namespace dlreset::data::detail {
 /// One look at a worker pool's transport (WorkerPool::stats()): tests check that batches go
 /// where they should, and benchmarks put the counts beside their times.
 struct TransportStats {
-  /// Shared-memory slots (worker/shared_slots.h) that hold a batch in flight or in use.
+  /// Shared-memory slots (worker/transport/shared_slots.h) that hold a batch in flight or in use.
   int slots_in_use = 0;
   /// Batches that arrived in a slot, and those that travelled in their message because every
   /// slot of their worker was held.
@@ -21,7 +21,7 @@ struct TransportStats {
   /// blocks back to a pool (block_pool.h), so in the steady state this stops growing.
   std::int64_t feature_blocks_allocated = 0;
   /// Tasks and batches that went as descriptors on the shared-memory rings
-  /// (worker/descriptor_ring.h), both ways, and the times one side woke the other with a ring's
+  /// (worker/transport/descriptor_ring.h), both ways, and the times one side woke the other with a ring's
   /// bell: a descriptor that found its reader awake needed none.
   std::int64_t ring_descriptors = 0;
   std::int64_t doorbells = 0;

@@ -10,7 +10,7 @@
 
 namespace dlreset::data::detail {
 
-/// One shared-memory slot, as the worker sees it (worker/shared_slots.h).
+/// One shared-memory slot, as the worker sees it (worker/transport/shared_slots.h).
 struct SlotSpan {
   std::uint8_t* data = nullptr;
   std::size_t bytes = 0;

@@ -23,7 +23,7 @@ struct WorkerLaunch {
   std::shared_ptr<Dataset> dataset;
   /// Process workers only: the most samples a task asks for (the batch size), and how many
   /// batches may be in flight or in use at once, which size the worker's shared-memory slots
-  /// (worker/shared_slots.h). 0: no slots; every batch travels in its message.
+  /// (worker/transport/shared_slots.h). 0: no slots; every batch travels in its message.
   std::int64_t batch_samples = 0;
   int slot_count = 0;
 };

@@ -7,7 +7,7 @@
 
 namespace dlreset::data::detail {
 
-/// One task or one batch that lies in a shared-memory slot (worker/shared_slots.h): where it
+/// One task or one batch that lies in a shared-memory slot (worker/transport/shared_slots.h): where it
 /// is, not what it holds. A task's indices and a batch's indices, labels and features are in
 /// the slot itself.
 struct SlotDescriptor {

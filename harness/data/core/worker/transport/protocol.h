@@ -46,7 +46,7 @@ struct Message {
   MessageType type = MessageType::task;
   int worker_id = -1;
   /// Process workers: the message's place in the one order of everything sent that way, over
-  /// the socket and the shared-memory ring together (1, 2, ...; worker/descriptor_ring.h).
+  /// the socket and the shared-memory ring together (1, 2, ...; worker/transport/descriptor_ring.h).
   /// 0: not in that order (the spawn set-up, and every message of the thread back-end).
   std::int64_t seq = 0;
   std::int64_t send_idx = -1;
@@ -54,7 +54,7 @@ struct Message {
   /// task: the worker's shared-memory slot to collate the batch into (-1: none, send it in the
   /// message). batch and error: the task's slot, echoed, so the main process can free it.
   std::int32_t slot = -1;
-  /// batch: how many samples lie in `slot` (worker/shared_slots.h's SlotLayout); -1 when the
+  /// batch: how many samples lie in `slot` (worker/transport/shared_slots.h's SlotLayout); -1 when the
   /// batch travels in the message (no slot, or one too small for it).
   std::int64_t slot_samples = -1;
   double time_s = 0.0;      ///< Monotonic clock, shared by all processes.
