@@ -229,19 +229,11 @@ void name_workers(std::vector<ProcessRecord>& records, const std::vector<HookEve
   }
 }
 
-PythonView analyse_python(std::string hook, std::vector<HookEvent> events, int malformed,
-                          const std::vector<ProcessRecord>& records, const GenerationReport& generations,
-                          const std::string& hook_dir) {
-  PythonView view;
-  view.hook = std::move(hook);
-  view.malformed = malformed;
-  // Each process's events in its own order; processes interleaved by their clocks (one clock).
-  std::stable_sort(events.begin(), events.end(), [](const HookEvent& a, const HookEvent& b) {
-    return a.pid == b.pid ? a.sequence < b.sequence : a.time_s < b.time_s;
-  });
-  view.events = std::move(events);
+namespace {
 
-  // The Python processes: every interpreter the tree ran, and whoever said hello.
+/// The Python processes: every interpreter the tree ran, and whoever said hello; what each one's
+/// hook said of itself, and the events it lost.
+void find_processes(PythonView& view, const std::vector<ProcessRecord>& records, const std::string& hook_dir) {
   std::set<pid_t> listed;
   const auto hooked = [&](pid_t pid) -> HookedProcess& {
     for (HookedProcess& process : view.processes) {
@@ -291,8 +283,10 @@ PythonView analyse_python(std::string hook, std::vector<HookEvent> events, int m
                                      [&](const ProcessRecord& r) { return r.pid == process.pid && r.python; });
     if (record != records.end()) process.why_not = why_no_hook(*record->python, hook_dir);
   }
+}
 
-  // Loaders, iterators and passes.
+/// The loaders, their iterators and the passes of each, from the events in order.
+void find_passes(PythonView& view) {
   std::map<IteratorId, std::string> loader_of_iterator;
   std::map<IteratorId, std::size_t> open_pass;  // iterator -> index into view.passes
   const auto loader_view = [&](const HookEvent& event) -> LoaderView* {
@@ -354,7 +348,11 @@ PythonView analyse_python(std::string hook, std::vector<HookEvent> events, int m
       default: break;
     }
   }
+}
 
+/// For each generation: the event of the iterator that started it, and the one that stopped it.
+void find_generation_events(PythonView& view, const std::vector<ProcessRecord>& records,
+                            const GenerationReport& generations) {
   // Each generation's iterator: the one whose workers are its members.
   view.generation_made.assign(generations.generations.size(), std::nullopt);
   view.generation_stopped.assign(generations.generations.size(), std::nullopt);
@@ -385,6 +383,25 @@ PythonView analyse_python(std::string hook, std::vector<HookEvent> events, int m
       view.generation_stopped[g] = dropped ? dropped : shutdown;
     }
   }
+}
+
+}  // namespace
+
+PythonView analyse_python(std::string hook, std::vector<HookEvent> events, int malformed,
+                          const std::vector<ProcessRecord>& records, const GenerationReport& generations,
+                          const std::string& hook_dir) {
+  PythonView view;
+  view.hook = std::move(hook);
+  view.malformed = malformed;
+  // Each process's events in its own order; processes interleaved by their clocks (one clock).
+  std::stable_sort(events.begin(), events.end(), [](const HookEvent& a, const HookEvent& b) {
+    return a.pid == b.pid ? a.sequence < b.sequence : a.time_s < b.time_s;
+  });
+  view.events = std::move(events);
+
+  find_processes(view, records, hook_dir);
+  find_passes(view);
+  find_generation_events(view, records, generations);
   return view;
 }
 
