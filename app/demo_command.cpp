@@ -15,6 +15,7 @@
 #include "app/fashion_fit.h"
 #include "app/run_command.h"  // start_method_names, which --start-method takes in `run` as well
 #include "harness/profiler/simple_profiler.h"
+#include "harness/sys/own_process.h"
 #include "harness/trace/reset_trace.h"
 #include "harness/trace/stack_trace.h"
 
@@ -238,9 +239,9 @@ class Demo {
   /// installed one (the Debian package) has the example programs to watch.
   static std::string closing_hints() {
     std::error_code error;
-    const std::filesystem::path bin = std::filesystem::read_symlink("/proc/self/exe", error).parent_path();
+    const std::filesystem::path bin = sys::own_binary_dir();
     const std::filesystem::path prefix = bin.parent_path();
-    if (!error && std::filesystem::exists(prefix / "CTestTestfile.cmake", error)) {
+    if (!bin.empty() && std::filesystem::exists(prefix / "CTestTestfile.cmake", error)) {
       return "\n  What guards it: ctest --test-dir " + prefix.string() +
              " -L regression\n"
              "  (tests/lightning/fit_counts_test.cpp checks these counts for every variant; "

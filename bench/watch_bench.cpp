@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 
 #include "bench/benches.h"
 #include "harness/sys/clock.h"
+#include "harness/sys/own_process.h"
 #include "watch/hook/hook_channel.h"
 
 extern char** environ;
@@ -85,7 +85,7 @@ void BM_WatchedProgram(benchmark::State& state) {
   std::filesystem::create_directories(dir);
   const std::string time_file = dir + "/time";
   const std::string json_file = dir + "/watch.json";
-  const std::string dlreset = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "dlreset";
+  const std::string dlreset = std::filesystem::path(sys::own_binary_dir()) / "dlreset";
   double watcher_cpu_s = 0.0;
   double watched_s = 0.0;
   for (auto _ : state) {
@@ -111,13 +111,6 @@ void BM_WatchedProgram(benchmark::State& state) {
   std::filesystem::remove_all(dir);
 }
 
-double cpu_time_s() {
-  rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
-}
-
 /// The floor under polling: what any process pays to wake every 5 ms (read:0), and to read
 /// /proc/loadavg once a wake-up as the watcher's look does when nothing was created (read:1).
 /// 800 wake-ups, 4 s; the counter is the share of one core.
@@ -128,13 +121,13 @@ void BM_PollFloor(benchmark::State& state) {
   double cpu_s = 0.0;
   double wall_s = 0.0;
   for (auto _ : state) {
-    const double before = cpu_time_s();
+    const double before = sys::own_usage().cpu_s;
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < 800; ++i) {
       ::poll(nullptr, 0, 5);
       if (read) benchmark::DoNotOptimize(::pread(loadavg, buffer, sizeof buffer, 0));
     }
-    cpu_s += cpu_time_s() - before;
+    cpu_s += sys::own_usage().cpu_s - before;
     wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   ::close(loadavg);

@@ -1,5 +1,7 @@
 #include "watch/hook/hook_channel.h"
 
+#include "harness/sys/own_process.h"
+
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -21,12 +23,6 @@ constexpr int kReceiveBufferBytes = 4 << 20;
 /// The largest datagram read: the hook keeps its events far below this.
 constexpr std::size_t kMaxDatagramBytes = 1 << 20;
 
-std::string binary_dir() {
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? std::string() : self.parent_path().string();
-}
-
 }  // namespace
 
 std::optional<std::string> find_hook_dir() {
@@ -34,7 +30,7 @@ std::optional<std::string> find_hook_dir() {
   if (const char* override_dir = std::getenv("DLRESET_WATCH_HOOK_DIR"); override_dir != nullptr && *override_dir) {
     dir = override_dir;
   } else {
-    const std::string bin = binary_dir();
+    const std::string bin = sys::own_binary_dir();
     if (bin.empty()) return std::nullopt;
     dir = std::filesystem::path(bin).parent_path() / "share" / "dlreset" / "python";
   }

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "harness/sys/clock.h"
+#include "harness/sys/own_process.h"
 #include "harness/sys/pidfd.h"
 #include "harness/sys/proc_stat.h"
 #include "harness/sys/unique_fd.h"
@@ -34,13 +34,6 @@ namespace {
 
 /// How long after the tree last changed on_sample is still called.
 constexpr double kSampleFollowUpS = 1.0;
-
-double cpu_time_s() {
-  rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
-}
 
 void check_attachable(pid_t pid) {
   if (pid <= 0) {
@@ -130,7 +123,7 @@ class WatchLoop {
     if (!connector_) poller_ = std::make_unique<ProcPoller>();
     // The watcher's own share is counted from here: opening the connector (and its probe) is a
     // one-off cost, not overhead that grows with the watch.
-    const double cpu_at_start = cpu_time_s();
+    const double cpu_at_start = sys::own_usage().cpu_s;
     result_.origin_s = sys::monotonic_s();
     start(signals.previous_mask());
     look_interval_s_ = options_.poll_ms / 1000.0;
@@ -151,7 +144,7 @@ class WatchLoop {
     result_.end_s = sys::monotonic_s();
     if (hook_) result_.hook_malformed = hook_->malformed();
     result_.processes = tree_->records();
-    result_.watcher_cpu_s = cpu_time_s() - cpu_at_start;
+    result_.watcher_cpu_s = sys::own_usage().cpu_s - cpu_at_start;
     return std::move(result_);
   }
 
