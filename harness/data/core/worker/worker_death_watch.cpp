@@ -148,19 +148,21 @@ void WorkerDeathWatch::look_now() {
 
 bool WorkerDeathWatch::has_news(const void* except_owner) {
   if (watched_.load(std::memory_order_relaxed) == 0) return false;
-  if (waiting_.load(std::memory_order_acquire) == 0) {
-    const std::int64_t now = steady_ns();
-    std::int64_t next = next_look_ns_.load(std::memory_order_relaxed);
-    if (now < next) return false;
-    const std::int64_t interval = std::chrono::nanoseconds(kWorkerDeathCheckInterval).count();
-    // One thread looks; the others go on.
-    if (!next_look_ns_.compare_exchange_strong(next, now + interval, std::memory_order_relaxed)) return false;
-    look_now();
+  const auto news_for = [this, except_owner] {
     if (waiting_.load(std::memory_order_acquire) == 0) return false;
-  }
-  const std::lock_guard<std::mutex> lock(mutex_);
-  return std::any_of(entries_.begin(), entries_.end(),
-                     [except_owner](const Entry& e) { return e.dead && !e.raised && e.owner != except_owner; });
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return std::any_of(entries_.begin(), entries_.end(),
+                       [except_owner](const Entry& e) { return e.dead && !e.raised && e.owner != except_owner; });
+  };
+  if (news_for()) return true;
+  const std::int64_t now = steady_ns();
+  std::int64_t next = next_look_ns_.load(std::memory_order_relaxed);
+  if (now < next) return false;
+  const std::int64_t interval = std::chrono::nanoseconds(kWorkerDeathCheckInterval).count();
+  // One thread looks; the others go on.
+  if (!next_look_ns_.compare_exchange_strong(next, now + interval, std::memory_order_relaxed)) return false;
+  look_now();
+  return news_for();
 }
 
 void WorkerDeathWatch::throw_news(const void* except_owner) {
