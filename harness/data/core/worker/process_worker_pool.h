@@ -41,6 +41,7 @@ namespace dlreset::data::detail {
 /// process's WorkerDeathWatch from their start until it shuts them down, so that their death
 /// stops whatever loader the main thread reads, and that watch's descriptor is in its wait, so
 /// that another loader's dead worker ends a wait for this one's batch.
+// NOLINTNEXTLINE(cppcoreguidelines-special-member-functions): WorkerPool deletes copying, and moving with it.
 class ProcessWorkerPool final : public WorkerPool {
  public:
   using Clock = std::chrono::steady_clock;
