@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "harness/data/core/errors.h"
 #include "harness/data/core/worker/transport/parent_only_fds.h"
