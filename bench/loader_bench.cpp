@@ -29,6 +29,7 @@
 #include "bench/benches.h"
 #include "harness/data/core/datasets/idx_dataset.h"
 #include "harness/data/core/datasets/synthetic_dataset.h"
+#include "harness/data/core/worker/worker_death_watch.h"
 #include "harness/data/data_loader.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/sys/proc_stat.h"
@@ -221,6 +222,26 @@ void BM_LoaderEpoch(benchmark::State& state, const BenchConfig& config) {
                           epoch_options(method, workers, config.batch_size, shared_memory));
   time_epochs(state, loader, config.batch_size);
   state.SetLabel(transport_label(method, workers, shared_memory));
+}
+
+/// What a batch request pays for the death watch (worker_death_watch.h), which every
+/// next() of every loader asks whether a worker of another loader died: with start:0 no
+/// process worker is watched (one atomic load); with start:1 a loader's 2 fork workers are
+/// (a clock read, and one epoll_wait every 100 ms). Against the tens of microseconds of a
+/// BM_LoaderEpoch batch.
+void BM_WorkerDeathCheck(benchmark::State& state) {
+  data::DataLoaderOptions options;
+  options.name = "watched";
+  options.batch_size = 2;
+  options.num_workers = 2;
+  options.persistent_workers = true;
+  options.start_method = kMethods[state.range(0)];
+  data::SyntheticDatasetOptions samples;
+  samples.size = 8;
+  data::DataLoader loader(std::make_shared<data::SyntheticDataset>(samples), options);
+  const auto iterator = loader.iter();  // its workers live, and are watched, until it goes
+  for (auto _ : state) data::detail::throw_if_a_worker_died(nullptr);
+  state.counters["watched"] = data::detail::WorkerDeathWatch::global().watched();
 }
 
 /// Events of this process (all its threads) and of `loader`'s worker processes so far: context
@@ -573,6 +594,12 @@ void register_loader_benchmarks(const BenchConfig& config, DecompressedFashionMn
   for (int workers : {0, 1, 2, 4}) theirs->Args({workers, 0});
   for (int batch : {64, 1024, 8192}) theirs->Args({4, batch});
   theirs->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(kLoaderEpochs);
+
+  benchmark::RegisterBenchmark("BM_WorkerDeathCheck", BM_WorkerDeathCheck)
+      ->ArgNames({"start"})
+      ->Args({0})
+      ->Args({1})
+      ->Unit(benchmark::kNanosecond);
 
   benchmark::RegisterBenchmark("BM_WorkerStartup",
                                [&config](benchmark::State& state) { BM_WorkerStartup(state, config); })

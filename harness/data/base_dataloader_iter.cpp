@@ -10,6 +10,7 @@
 #include "harness/data/collate.h"
 #include "harness/data/core/interrupt.h"
 #include "harness/data/core/splitmix64.h"
+#include "harness/data/core/worker/worker_death_watch.h"
 #include "harness/trace/event_log.h"
 
 namespace dlreset::data {
@@ -36,8 +37,10 @@ BaseDataLoaderIter::BaseDataLoaderIter(std::shared_ptr<LoaderState> state)
 
 std::optional<RawBatch> BaseDataLoaderIter::next_raw() {
   // Every batch of every iterator passes here or in next(): with 0 workers this is where a
-  // pending interrupt is noticed, between two batches.
+  // pending interrupt is noticed, between two batches, and, whatever the back-end, a dead
+  // worker of another loader (torch's SIGCHLD handler raises it in any loop).
   throw_if_interrupted();
+  detail::throw_if_a_worker_died(own_worker_pool());
   std::optional<RawBatch> batch = next_data();
   if (batch) ++num_yielded_;
   return batch;
@@ -45,6 +48,7 @@ std::optional<RawBatch> BaseDataLoaderIter::next_raw() {
 
 std::optional<Batch> BaseDataLoaderIter::next() {
   throw_if_interrupted();
+  detail::throw_if_a_worker_died(own_worker_pool());
   std::optional<Batch> batch = next_batch();
   if (batch) ++num_yielded_;
   return batch;

@@ -44,6 +44,10 @@ class BaseDataLoaderIter : public BatchIterator {
   /// pins (`_utils.pin_memory.pin_memory`, on this thread). An iterator with a pin-memory
   /// thread hands out what that thread pinned instead.
   virtual std::optional<Batch> next_batch();
+  /// The worker pool whose dead workers this iterator's own pool reports (with what they sent
+  /// before they died): the process's death watch raises only other loaders' deaths at its
+  /// batch requests. Null: it has none.
+  virtual const void* own_worker_pool() const { return nullptr; }
   /// How batches are pinned; empty where they are not (collate.h).
   const PinMemoryFunction& pin_memory() const { return pin_memory_; }
   /// `_next_index`: the next batch of indices of this epoch, into `indices`, whose buffer (or

@@ -1,6 +1,7 @@
 // Mirrors _MultiProcessingDataLoaderIter of torch/utils/data/dataloader.py @ v1.13.1.
 #include "harness/data/multi_processing_dataloader_iter.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <stdexcept>
@@ -9,6 +10,7 @@
 
 #include "harness/data/core/errors.h"
 #include "harness/data/core/worker/status_check.h"
+#include "harness/data/core/worker/worker_death_watch.h"
 #include "harness/trace/event_log.h"
 
 namespace dlreset::data {
@@ -147,18 +149,21 @@ WorkerResult MultiProcessingDataLoaderIter::get_data() {
     result.message = std::move(*message);
     return result;
   };
-  if (timeout_s_ > 0) {
-    const auto timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s_ * 1000.0));
-    std::optional<WorkerResult> result = try_get_data(timeout);
-    if (!result) throw DataLoaderTimeoutError(timeout_s_);
-    return std::move(*result);
-  }
+  using Clock = std::chrono::steady_clock;
+  const bool timed = timeout_s_ > 0;
+  const auto timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s_ * 1000.0));
+  const auto deadline = timed ? Clock::now() + timeout : Clock::time_point::max();
   while (true) {
-    // The pool notices a dead worker at once (its pidfd fires); the interval only bounds how
-    // long one wait lasts.
-    if (std::optional<WorkerResult> result = try_get_data(detail::kStatusCheckInterval)) {
+    // The pool notices its own dead worker at once (its pidfd fires); the interval only bounds
+    // how long one wait lasts.
+    const auto wait = timed ? std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now())
+                            : detail::kStatusCheckInterval;
+    if (std::optional<WorkerResult> result = try_get_data(std::max(wait, std::chrono::milliseconds(0)))) {
       return std::move(*result);
     }
+    // A wait also ends early when a worker of another loader died: that is raised here.
+    detail::throw_if_a_worker_died(own_worker_pool());
+    if (timed && Clock::now() >= deadline) throw DataLoaderTimeoutError(timeout_s_);
   }
 }
 

@@ -44,6 +44,7 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
  protected:
   std::optional<RawBatch> next_data() override;
   std::optional<Batch> next_batch() override;
+  const void* own_worker_pool() const override { return static_cast<const detail::WorkerPool*>(pool_.get()); }
 
  private:
   /// `_next_data` up to the result: the next batch's, in order, or nullopt at the end.

@@ -7,6 +7,7 @@
 #include "harness/data/core/errors.h"
 #include "harness/data/core/interrupt.h"
 #include "harness/data/core/worker/status_check.h"
+#include "harness/data/core/worker/worker_death_watch.h"
 #include "harness/data/core/worker/worker_pool.h"
 #include "harness/trace/event_log.h"
 
@@ -97,6 +98,9 @@ std::optional<WorkerResult> PinMemoryThread::get(std::chrono::milliseconds timeo
   const auto deadline = Clock::now() + timeout;
   while (true) {
     throw_if_interrupted();
+    // Another loader's dead worker is raised here, in the main thread: this thread must not
+    // end for it. A death of our own comes from the thread, in its turn.
+    detail::throw_if_a_worker_died(&pool_);
     const auto left = std::max(deadline - Clock::now(), Clock::duration::zero());
     const auto slice = std::min<Clock::duration>(left, kInterruptCheckInterval);
     if (std::optional<WorkerResult> result = data_queue_.pop_for(slice)) {

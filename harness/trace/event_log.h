@@ -1,4 +1,4 @@
-// The process-wide event log: one of the four pieces of process-wide mutable state (docs/design.md §4).
+// The process-wide event log: one of the five pieces of process-wide mutable state (docs/design.md §4).
 #pragma once
 
 #include <cstdint>

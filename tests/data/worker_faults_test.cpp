@@ -30,6 +30,7 @@
 #include "harness/data/core/errors.h"
 #include "harness/data/core/interrupt.h"
 #include "harness/data/core/worker/status_check.h"
+#include "harness/data/core/worker/worker_death_watch.h"
 #include "harness/data/core/worker/worker_pool.h"
 #include "harness/data/data_loader.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
@@ -819,6 +820,195 @@ TEST(PoolDestructor, SaysWhyItsShutdownFailedInsteadOfThrowing) {
   EXPECT_THAT(said, HasSubstr("worker threads down failed: an exception that is not a std::exception. "
                               "Some of them may run on until this program ends."));
   EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 2) << said;
+}
+
+/// Work per sample of the loader read while another's worker is killed: a few milliseconds, so
+/// that its epoch of 200 batches lasts long after the kill and ends only by the death.
+constexpr std::int64_t kBusySampleWork = 1'000'000;
+
+/// Waits until the process's death watch has found `count` deaths in all, or `within_s` has
+/// passed; returns what it counts. The event the tests synchronise on: once the watch counts a
+/// death, the next batch request of any other loader must raise it.
+std::int64_t wait_for_deaths_seen(std::int64_t count, double within_s) {
+  const auto deadline = Clock::now() + std::chrono::duration<double>(within_s);
+  std::int64_t seen = detail::WorkerDeathWatch::global().deaths_seen();
+  while (seen < count && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    seen = detail::WorkerDeathWatch::global().deaths_seen();
+  }
+  return seen;
+}
+
+/// A persistent loader "idle" of 2 workers, read for 3 batches and left idle; `pids` gets its
+/// workers'.
+std::shared_ptr<BatchIterator> read_three_batches_and_leave_idle(StartMethod method, DataLoader& idle,
+                                                                 std::vector<std::int64_t>* pids) {
+  std::shared_ptr<BatchIterator> it = idle.iter();
+  for (int batch = 0; batch < 3; ++batch) EXPECT_TRUE(it->next()) << "batch " << batch;
+  *pids = testing::worker_pids(it);
+  (void)method;
+  return it;
+}
+
+DataLoaderOptions idle_options(StartMethod method) {
+  DataLoaderOptions options = worker_options(method, 2);
+  options.name = "idle";
+  options.persistent_workers = true;
+  return options;
+}
+
+/// Expects `e` to be the death of worker 1 of loader "idle", pid `pid`, by SIGKILL, in torch's
+/// words and dlreset's.
+void expect_idle_worker_killed(const WorkerDiedError& e, std::int64_t pid) {
+  EXPECT_EQ(e.worker_id(), 1);
+  EXPECT_EQ(e.pid(), pid);
+  EXPECT_EQ(e.signal(), SIGKILL);
+  EXPECT_THAT(e.what(), HasSubstr("DataLoader worker (pid " + std::to_string(pid) + ") is killed by signal: Killed."));
+  EXPECT_THAT(e.what(), HasSubstr("It was worker 1 of loader 'idle', ended by signal 9"));
+}
+
+/// Torch 1.13's SIGCHLD handler raises a death of any live worker of any loader in whatever the
+/// main thread does; the run computed a whole epoch before its idle validation loader
+/// was read again and saw it. Here the death must stop the other loader's very next batch,
+/// once the watch has found it, with the dead worker's loader, id, pid and signal; the other
+/// loader goes on afterwards (each death is raised once), and the idle loader raises it too
+/// when it is next read.
+TEST_P(ProcessBackend, AKilledIdleWorkerOfOneLoaderStopsTheReadOfAnother) {
+  const ProcessCensus baseline = ProcessCensus::take();
+  std::vector<std::int64_t> idle_pids;
+  std::vector<std::int64_t> busy_pids;
+  {
+    auto idle = synthetic_loader(20, idle_options(GetParam()));
+    std::shared_ptr<BatchIterator> idle_it = read_three_batches_and_leave_idle(GetParam(), *idle, &idle_pids);
+    ASSERT_EQ(idle_pids.size(), 2u);
+    DataLoaderOptions busy_options = worker_options(GetParam(), 2);
+    busy_options.name = "busy";
+    FaultDatasetOptions work;
+    work.sample_work = {kBusySampleWork};
+    auto busy = fault_loader(400, busy_options, work);
+    auto busy_it = busy->iter();
+    ASSERT_TRUE(busy_it->next());
+    busy_pids = testing::worker_pids(busy_it);
+    const std::int64_t deaths_before = detail::WorkerDeathWatch::global().deaths_seen();
+    ASSERT_EQ(::kill(static_cast<pid_t>(idle_pids[1]), SIGKILL), 0);
+    ASSERT_EQ(wait_for_deaths_seen(deaths_before + 1, kFaultDeadlineS), deaths_before + 1)
+        << "the watch did not find the death";
+    int batches_after_the_death = 0;
+    try {
+      while (busy_it->next()) ++batches_after_the_death;
+      ADD_FAILURE() << "the busy loader's epoch ended without the death of the idle loader's worker";
+    } catch (const WorkerDiedError& e) {
+      expect_idle_worker_killed(e, idle_pids[1]);
+    }
+    EXPECT_EQ(batches_after_the_death, 0);
+    int busy_batches_after_the_report = 0;
+    for (int batch = 0; batch < 3 && busy_it->next(); ++batch) ++busy_batches_after_the_report;
+    EXPECT_EQ(busy_batches_after_the_report, 3) << "the death was raised once; the busy loader goes on";
+    int idle_reports = 0;
+    try {
+      while (idle_it->next()) {
+      }
+    } catch (const WorkerDiedError& e) {
+      ++idle_reports;
+      expect_idle_worker_killed(e, idle_pids[1]);
+    }
+    EXPECT_EQ(idle_reports, 1) << "the idle loader raises its own worker's death when read";
+  }
+  EXPECT_TRUE(testing::wait_until_gone(idle_pids, 3.0).empty()) << "orphaned workers";
+  EXPECT_TRUE(testing::wait_until_gone(busy_pids, 3.0).empty()) << "orphaned workers";
+  expect_clean(baseline);
+}
+
+/// The same death while the main thread is blocked waiting for the other loader's batch (its
+/// worker hangs): the watch's descriptor in that wait ends it. The hung loader's timeout (10 s)
+/// is only there so that a wait the death does not end fails the test instead of hanging it.
+TEST_P(ProcessBackend, AKilledIdleWorkerEndsAWaitForAnotherLoadersBatch) {
+  const ProcessCensus baseline = ProcessCensus::take();
+  std::vector<std::int64_t> idle_pids;
+  {
+    auto idle = synthetic_loader(20, idle_options(GetParam()));
+    std::shared_ptr<BatchIterator> idle_it = read_three_batches_and_leave_idle(GetParam(), *idle, &idle_pids);
+    ASSERT_EQ(idle_pids.size(), 2u);
+    FaultDatasetOptions dataset;
+    dataset.hang_at = 0;
+    DataLoaderOptions hung_options = worker_options(GetParam(), 1);
+    hung_options.name = "hung";
+    hung_options.timeout_s = 10;
+    auto hung = fault_loader(8, hung_options, dataset);
+    auto hung_it = hung->iter();
+    std::thread killer([pid = idle_pids[1]] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      ::kill(static_cast<pid_t>(pid), SIGKILL);
+    });
+    int deaths_raised = 0;
+    try {
+      hung_it->next();
+      ADD_FAILURE() << "the hung worker answered";
+    } catch (const WorkerDiedError& e) {
+      ++deaths_raised;
+      expect_idle_worker_killed(e, idle_pids[1]);
+    } catch (const DataLoaderTimeoutError& e) {
+      ADD_FAILURE() << "the death did not end the wait: " << e.what();
+    }
+    killer.join();
+    EXPECT_EQ(deaths_raised, 1);
+  }
+  EXPECT_TRUE(testing::wait_until_gone(idle_pids, 3.0).empty()) << "orphaned workers";
+  expect_clean(baseline);
+}
+
+/// With no worker of its own, a loader's batch requests raise another loader's dead worker too.
+TEST_P(ProcessBackend, AKilledIdleWorkerStopsALoaderWithoutWorkers) {
+  const ProcessCensus baseline = ProcessCensus::take();
+  std::vector<std::int64_t> idle_pids;
+  {
+    auto idle = synthetic_loader(20, idle_options(GetParam()));
+    std::shared_ptr<BatchIterator> idle_it = read_three_batches_and_leave_idle(GetParam(), *idle, &idle_pids);
+    ASSERT_EQ(idle_pids.size(), 2u);
+    auto main_process = synthetic_loader(20, worker_options(GetParam(), 0));
+    auto it = main_process->iter();
+    ASSERT_TRUE(it->next());
+    const std::int64_t deaths_before = detail::WorkerDeathWatch::global().deaths_seen();
+    ASSERT_EQ(::kill(static_cast<pid_t>(idle_pids[1]), SIGKILL), 0);
+    ASSERT_EQ(wait_for_deaths_seen(deaths_before + 1, kFaultDeadlineS), deaths_before + 1);
+    int batches_after_the_death = 0;
+    try {
+      while (it->next()) ++batches_after_the_death;
+      ADD_FAILURE() << "the epoch ended without the death of the idle loader's worker";
+    } catch (const WorkerDiedError& e) {
+      expect_idle_worker_killed(e, idle_pids[1]);
+    }
+    EXPECT_EQ(batches_after_the_death, 0);
+  }
+  EXPECT_TRUE(testing::wait_until_gone(idle_pids, 3.0).empty()) << "orphaned workers";
+  expect_clean(baseline);
+}
+
+/// Workers told to exit are off the watch first: neither a persistent loader destroyed nor a
+/// non-persistent one at the end of its epoch counts as a death, and the other loader never
+/// raises one.
+TEST_P(ProcessBackend, ACleanShutdownIsNeverReportedAsADeath) {
+  const ProcessCensus baseline = ProcessCensus::take();
+  const std::int64_t deaths_before = detail::WorkerDeathWatch::global().deaths_seen();
+  std::vector<std::int64_t> idle_pids;
+  {
+    DataLoaderOptions reader_options = worker_options(GetParam(), 2);
+    reader_options.name = "reader";
+    reader_options.persistent_workers = true;
+    auto reader = synthetic_loader(20, reader_options);
+    EXPECT_EQ(testing::run_epoch(*reader).size(), 20u);
+    {
+      auto idle = synthetic_loader(20, idle_options(GetParam()));
+      std::shared_ptr<BatchIterator> idle_it = read_three_batches_and_leave_idle(GetParam(), *idle, &idle_pids);
+      idle_it.reset();
+    }  // the persistent idle loader and its workers go
+    EXPECT_TRUE(testing::wait_until_gone(idle_pids, 3.0).empty()) << "orphaned workers";
+    auto once = synthetic_loader(20, worker_options(GetParam(), 2));
+    EXPECT_EQ(testing::run_epoch(*once).size(), 20u);  // its workers exit at the epoch's end
+    EXPECT_EQ(testing::run_epoch(*reader).size(), 20u) << "a clean shutdown stopped another loader";
+    EXPECT_EQ(detail::WorkerDeathWatch::global().deaths_seen(), deaths_before);
+  }
+  expect_clean(baseline);
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, AnyBackend,

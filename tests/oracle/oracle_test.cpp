@@ -2,6 +2,7 @@
 // DataLoader and through dlreset's, must leave the same trace.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -26,6 +27,7 @@
 #include "harness/trace/event_log.h"
 #include "tests/support/command.h"
 #include "tests/support/fault_dataset.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/probe_dataset.h"
 #include "tests/support/python_torch.h"
 
@@ -288,6 +290,72 @@ TEST(TorchOracleErrors, DlresetsTextsHoldTorchsWordForWord) {
     EXPECT_THAT(our_error(name), ::testing::HasSubstr(torch_text)) << "error case " << name;
   }
 }
+
+/// What the idle-death case of torch_trace.py records, from dlreset's DataLoader: loader "idle"
+/// (2 persistent workers) read for 3 batches and left idle, loader "busy" (2 workers, 400
+/// samples in batches of 2, each sample a few milliseconds of work) read, worker 1 of the idle
+/// one SIGKILLed, the busy loop read on until an error.
+json our_idle_death(StartMethod method) {
+  DataLoaderOptions idle_options;
+  idle_options.name = "idle";
+  idle_options.batch_size = 2;
+  idle_options.num_workers = 2;
+  idle_options.persistent_workers = true;
+  idle_options.start_method = method;
+  std::shared_ptr<DataLoader> idle_loader = testing::synthetic_loader(20, idle_options);
+  DataLoader& idle = *idle_loader;
+  std::shared_ptr<BatchIterator> idle_iterator = idle.iter();
+  for (int batch = 0; batch < 3; ++batch) idle_iterator->next();
+  const std::int64_t pid = dynamic_cast<MultiProcessingDataLoaderIter&>(*idle_iterator).worker_pids().at(1);
+  DataLoaderOptions busy_options = idle_options;
+  busy_options.name = "busy";
+  busy_options.persistent_workers = false;
+  testing::FaultDatasetOptions busy_samples;
+  busy_samples.sample_work = {1'000'000};  // about 3 ms, as torch_trace.py's BUSY_SAMPLE_S
+  std::shared_ptr<DataLoader> busy_loader = testing::fault_loader(400, busy_options, busy_samples);
+  DataLoader& busy = *busy_loader;
+  std::shared_ptr<BatchIterator> busy_iterator = busy.iter();
+  busy_iterator->next();
+  json result = {{"pid", pid},
+                 {"busy_batches", busy.size()},
+                 {"raised_in", nullptr},
+                 {"message", "no error"},
+                 {"busy_batches_after_kill", 0}};
+  try {
+    ::kill(static_cast<pid_t>(pid), SIGKILL);
+    while (busy_iterator->next()) result["busy_batches_after_kill"] = result["busy_batches_after_kill"].get<int>() + 1;
+  } catch (const WorkerDiedError& e) {
+    result["raised_in"] = "busy";
+    result["message"] = e.what();
+  }
+  return result;
+}
+
+class IdleWorkerDeathOracle : public ::testing::TestWithParam<StartMethod> {};
+
+/// Torch 1.13's SIGCHLD handler raises the death of an idle loader's worker in the loop of the
+/// loader being read, long before that loop's epoch ends; dlreset's death watch must do the
+/// same, with torch's words. How many batches the loop got first depends on when each side
+/// looked (torch: when the signal came), so it is bounded by the epoch, not compared.
+TEST_P(IdleWorkerDeathOracle, IsRaisedInTheLoopOfTheLoaderBeingReadAsInTorch) {
+  DLRESET_REQUIRE_ORACLE();
+  const std::string method = to_string(GetParam());
+  const json theirs = torch_trace("idle-death-" + method, "--idle-death " + method).at("idle_death");
+  const json ours = our_idle_death(GetParam());
+  write_json(trace_dir() / ("dlreset-idle-death-" + method + ".json"), ours);
+  for (const json* side : {&theirs, &ours}) {
+    const char* who = side == &theirs ? "torch" : "dlreset";
+    EXPECT_EQ(side->at("raised_in"), "busy") << who << ": " << side->dump();
+    EXPECT_LT(side->at("busy_batches_after_kill").get<int>(), side->at("busy_batches").get<int>() - 1)
+        << who << ": the busy loop's epoch ran out before the death was raised";
+  }
+  std::string torch_words = without_insertions(theirs.at("message").get<std::string>());
+  torch_words.erase(torch_words.find_last_not_of(' ') + 1);
+  EXPECT_THAT(without_insertions(ours.at("message").get<std::string>()), ::testing::HasSubstr(torch_words));
+}
+
+INSTANTIATE_TEST_SUITE_P(Methods, IdleWorkerDeathOracle, ::testing::Values(StartMethod::fork, StartMethod::spawn),
+                         testing::start_method_name);
 
 }  // namespace
 }  // namespace dlreset::data

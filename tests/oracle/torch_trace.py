@@ -5,6 +5,8 @@ scenarios through dlreset's DataLoader and compares the two traces.
 Run it with /usr/bin/python3, the interpreter Debian's python3-torch is installed for:
 
     /usr/bin/python3 tests/oracle/torch_trace.py --out torch.json [--only NAME-PREFIX]
+    /usr/bin/python3 tests/oracle/torch_trace.py --out torch.json --errors
+    /usr/bin/python3 tests/oracle/torch_trace.py --out torch.json --idle-death fork
 """
 
 import argparse
@@ -363,16 +365,74 @@ def run_error_cases(workdir):
             for name, build, fault in cases]
 
 
+# The loader read while another loader's idle worker is killed (--idle-death): an epoch of
+# BUSY_SIZE / 2 batches, each sample BUSY_SAMPLE_S long, lasts long after the kill, so where the
+# death is raised says which loop it stopped.
+BUSY_SIZE = 400
+BUSY_SAMPLE_S = 0.003
+
+
+class BusyDataset(Dataset):
+    """Sample i is i, after BUSY_SAMPLE_S of sleep."""
+
+    def __len__(self):
+        return BUSY_SIZE
+
+    def __getitem__(self, index):
+        time.sleep(BUSY_SAMPLE_S)
+        return index
+
+
+def run_idle_death(start_method, workdir):
+    """Torch's SIGCHLD handler watches every live worker of every loader: a persistent loader
+    ("idle") is read for 3 batches and left idle, a second one ("busy") is read, and worker 1
+    of the idle one is SIGKILLed. Records where the error was raised, its first line, and how
+    many batches the busy loop got between the kill and the error."""
+    log_path = os.path.join(workdir, "idle-death.log")
+
+    def run():
+        idle = DataLoader(ProbeDataset(20, log_path), batch_size=2, num_workers=2,
+                          persistent_workers=True, multiprocessing_context=start_method)
+        idle_iterator = iter(idle)
+        for _ in range(3):
+            next(idle_iterator)
+        pid = idle_iterator._workers[1].pid
+        busy = DataLoader(BusyDataset(), batch_size=2, num_workers=2,
+                          multiprocessing_context=start_method)
+        busy_iterator = iter(busy)
+        next(busy_iterator)
+        result = {"start_method": start_method, "pid": pid, "busy_batches": len(busy),
+                  "raised_in": None, "type": None, "message": "no error",
+                  "busy_batches_after_kill": 0}
+        # The kill is inside the try: the handler may raise at the very next bytecode.
+        try:
+            os.kill(pid, signal.SIGKILL)
+            for _ in busy_iterator:
+                result["busy_batches_after_kill"] += 1
+        except RuntimeError as error:
+            result["raised_in"] = "busy"
+            result["type"], result["message"] = error_text(error)
+        # No shutdown: torch's may hang after a death raised inside a put() (run_isolated); the
+        # process group goes instead.
+        return result
+
+    return run_isolated("idle_death_" + start_method, run, workdir)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="where to write the trace (JSON)")
     parser.add_argument("--only", default="", help="run only the scenarios whose name starts so")
     parser.add_argument("--errors", action="store_true", help="run the error cases instead")
+    parser.add_argument("--idle-death", choices=["fork", "spawn"],
+                        help="run the idle loader's killed worker instead, with this start method")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    traces, errors = [], []
+    traces, errors, idle_death = [], [], None
     with tempfile.TemporaryDirectory(prefix="dlreset-oracle-") as workdir:
-        if args.errors:
+        if args.idle_death:
+            idle_death = run_idle_death(args.idle_death, workdir)
+        elif args.errors:
             errors = run_error_cases(workdir)
         else:
             grid = [params for params in scenarios() if params["name"].startswith(args.only)]
@@ -382,7 +442,7 @@ def main():
                       flush=True)
     trace = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "torch": torch.__version__,
              "dataset_size": DATASET_SIZE, "batch_size": BATCH_SIZE, "seed": SEED,
-             "scenarios": traces, "errors": errors}
+             "scenarios": traces, "errors": errors, "idle_death": idle_death}
     with open(args.out, "w") as out:
         json.dump(trace, out, indent=1)
         out.write("\n")

@@ -7,7 +7,7 @@
 namespace dlreset::data {
 
 namespace {
-/// One of the four pieces of process-wide mutable state (docs/design.md §4): a signal handler
+/// One of the five pieces of process-wide mutable state (docs/design.md §4): a signal handler
 /// sets it, and may only touch lock-free atomics (or volatile sig_atomic_t).
 std::atomic<int> pending_signal{0};
 static_assert(std::atomic<int>::is_always_lock_free, "request_interrupt must be async-signal-safe");

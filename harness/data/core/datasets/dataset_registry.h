@@ -14,7 +14,7 @@ namespace dlreset::data {
 
 /// Dataset factories by kind, the "kind" field of `Dataset::spec()`.
 ///
-/// One of the four pieces of process-wide mutable state (docs/design.md §4): it is filled by
+/// One of the five pieces of process-wide mutable state (docs/design.md §4): it is filled by
 /// DLRESET_REGISTER_DATASET before main() and before a spawned worker rebuilds its dataset,
 /// and only read after that, so it needs no lock.
 class DatasetRegistry {

@@ -51,8 +51,10 @@ ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunc
                                      LifecycleHandler on_lifecycle)
     : loader_(launches.empty() ? std::string() : launches.front().config.loader),
       on_lifecycle_(std::move(on_lifecycle)),
+      death_watch_(loader_),
       readiness_(loader_) {
   workers_.reserve(launches.size());
+  readiness_.add(death_watch_.fd, Kind::deaths, 0);
   try {
     for (const WorkerLaunch& launch : launches) {
       int fds[2];
@@ -102,6 +104,7 @@ ProcessWorkerPool::ProcessWorkerPool(StartMethod method, std::vector<WorkerLaunc
       readiness_.add(added.channel.fd(), Kind::channel, index);
       if (added.process.pidfd() >= 0) readiness_.add(added.process.pidfd(), Kind::pidfd, index);
       if (added.answers.valid()) readiness_.add(added.answers.bell_fd(), Kind::bell, index);
+      WorkerDeathWatch::global().watch(watch_owner(), loader_, added.id, added.process.pid(), added.process.pidfd());
       report_spawn(workers_.back());
     }
   } catch (...) {
@@ -131,6 +134,9 @@ std::string ProcessWorkerPool::name_of(const Worker& worker) const {
 }
 
 void ProcessWorkerPool::reap(Worker& worker, std::chrono::milliseconds timeout, bool kill_after) {
+  // Before the pid is reaped and may be anybody's: the watch reads a dead worker's status
+  // without reaping it, under the lock this takes.
+  WorkerDeathWatch::global().forget(worker.process.pidfd());
   if (worker.process.reap(timeout, kill_after, [this](int pidfd) { readiness_.remove(pidfd); })) {
     record(trace::EventKind::worker_exit, worker);
   }
@@ -360,6 +366,10 @@ ProcessWorkerPool::ChannelWait ProcessWorkerPool::wait_for_answers(int timeout_m
     if (worker.answers.valid()) worker.answers.finish_wait(/*rang=*/false);  // edge-triggered: nothing to take
   }
   for (const ReadinessSet::Ready& ready : readiness_.ready()) {
+    if (ready.kind == Kind::deaths) {
+      wait.deaths = true;
+      continue;
+    }
     if (ready.worker >= workers_.size()) continue;
     Worker& worker = workers_[ready.worker];
     if (ready.kind == Kind::pidfd && !worker.process.exited()) {
@@ -391,6 +401,14 @@ std::optional<Message> ProcessWorkerPool::receive(std::chrono::milliseconds time
     const int slice_ms = std::min(left_ms, static_cast<int>(kInterruptCheckInterval.count()));
     const ChannelWait wait = wait_for_answers(slice_ms);
     if (wait.channels == 0 || wait.woken) return std::nullopt;
+    if (wait.deaths) {
+      // A watched worker died. Ours are this pool's to report, above, with what they sent
+      // first; another loader's is the caller's to raise (throw_if_a_worker_died): this may be
+      // the pin-memory thread, which must not end for it.
+      WorkerDeathWatch& watch = WorkerDeathWatch::global();
+      watch.look_now();
+      if (watch.has_news(watch_owner())) return std::nullopt;
+    }
     if (wait.ready < 0 && wait.error != EINTR) {
       throw DataLoaderError(std::string("Waiting for DataLoader workers failed: ") + std::strerror(wait.error) + ".");
     }
@@ -401,6 +419,8 @@ std::optional<Message> ProcessWorkerPool::receive(std::chrono::milliseconds time
 void ProcessWorkerPool::shutdown(std::chrono::milliseconds grace) {
   if (shut_down_) return;
   shut_down_ = true;
+  // Off the watch before they are told to go: a deliberate exit is not a death.
+  for (Worker& worker : workers_) WorkerDeathWatch::global().forget(worker.process.pidfd());
   Message exit;
   exit.type = MessageType::exit;
   const auto deadline = Clock::now() + grace;

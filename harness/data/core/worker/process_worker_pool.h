@@ -18,6 +18,7 @@
 #include "harness/data/core/worker/transport/message_order.h"
 #include "harness/data/core/worker/transport/shared_slots.h"
 #include "harness/data/core/worker/transport/socket_channel.h"
+#include "harness/data/core/worker/worker_death_watch.h"
 #include "harness/data/core/worker/worker_pool.h"
 #include "harness/data/core/worker/worker_process.h"
 
@@ -36,7 +37,11 @@ namespace dlreset::data::detail {
 /// waits for batches on every worker's socket, answer bell and pidfd with one epoll_wait(). A worker
 /// that dies is seen at once, by its pidfd, even when a process it started still holds its
 /// socket open; without pidfds (before Linux 5.3, or under valgrind), by its socket's end of
-/// file. It is reaped with waitpid and reported with its signal.
+/// file. It is reaped with waitpid and reported with its signal. Its workers are also on the
+/// process's WorkerDeathWatch from their start until it shuts them down, so that their death
+/// stops whatever loader the main thread reads, and that watch's descriptor is in its wait, so
+/// that another loader's dead worker ends a wait for this one's batch.
+// NOLINTNEXTLINE(cppcoreguidelines-special-member-functions): WorkerPool deletes copying, and moving with it.
 class ProcessWorkerPool final : public WorkerPool {
  public:
   using Clock = std::chrono::steady_clock;
@@ -102,6 +107,7 @@ class ProcessWorkerPool final : public WorkerPool {
     int error = 0;             ///< errno when `ready` is -1.
     bool room = false;         ///< `room_for`'s channel can take more bytes.
     bool woken = false;        ///< wake() was called (wait_for_answers() only).
+    bool deaths = false;       ///< The death watch's descriptor was ready (wait_for_answers() only).
   };
   ChannelWait wait_for_channels(int timeout_ms, bool skip_at_eof, const Worker* room_for = nullptr);
   /// receive()'s wait: tells the answer rings it sleeps, then waits up to `timeout_ms` in one
@@ -125,6 +131,18 @@ class ProcessWorkerPool final : public WorkerPool {
   void report_spawn(const Worker& worker) const;
   /// Records an event of `kind` about `worker` in the event log.
   void record(trace::EventKind kind, const Worker& worker) const;
+  /// Who this pool is to the death watch: the WorkerPool its users hold.
+  const void* watch_owner() const { return static_cast<const WorkerPool*>(this); }
+
+  /// The pool's hold on the process's WorkerDeathWatch, let go when the pool goes, even from a
+  /// constructor that threw.
+  struct DeathWatchHold {
+    explicit DeathWatchHold(const std::string& loader) : fd(WorkerDeathWatch::global().hold(loader)) {}
+    ~DeathWatchHold() { WorkerDeathWatch::global().let_go(); }
+    DeathWatchHold(const DeathWatchHold&) = delete;
+    DeathWatchHold& operator=(const DeathWatchHold&) = delete;
+    int fd;  ///< The watch's descriptor, in `readiness_`.
+  };
 
   std::string loader_;
   LifecycleHandler on_lifecycle_;
@@ -140,7 +158,10 @@ class ProcessWorkerPool final : public WorkerPool {
   /// wait for room to send, and would otherwise allocate at each.
   std::vector<pollfd> poll_entries_;
   std::vector<PollOwner> poll_owners_;
-  /// wait_for_answers()'s set: every worker's channel, pidfd and answer bell, and the wake-up.
+  /// Declared before `readiness_`, whose set holds its descriptor.
+  DeathWatchHold death_watch_;
+  /// wait_for_answers()'s set: every worker's channel, pidfd and answer bell, the wake-up, and
+  /// the death watch.
   ReadinessSet readiness_;
   std::atomic<bool> sends_cancelled_{false};
 };

@@ -17,10 +17,11 @@ namespace dlreset::data::detail {
 class ReadinessSet {
  public:
   /// Whose a descriptor is.
-  enum class Kind : std::uint32_t { channel, pidfd, wake, bell };
+  /// `deaths`: the WorkerDeathWatch's epoll set, ready when a worker of any loader has died.
+  enum class Kind : std::uint32_t { channel, pidfd, wake, bell, deaths };
   struct Ready {
     Kind kind;
-    std::size_t worker;  ///< The worker's index; 0 for the wake-up descriptor.
+    std::size_t worker;  ///< The worker's index; 0 for the wake-up and the death watch.
   };
 
   /// Throws DataLoaderError, naming `loader`, when the process is out of descriptors.

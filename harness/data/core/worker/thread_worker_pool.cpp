@@ -17,6 +17,7 @@
 #include "harness/data/core/memory/block_pool.h"
 #include "harness/data/core/worker/blocking_queue.h"
 #include "harness/data/core/worker/status_check.h"
+#include "harness/data/core/worker/worker_death_watch.h"
 #include "harness/trace/event_log.h"
 
 namespace dlreset::data::detail {
@@ -133,6 +134,9 @@ std::optional<Message> ThreadWorkerPool::receive(std::chrono::milliseconds timeo
     std::optional<Message> message = shared_->results.pop_for(slice, &woken);
     if (!message) {
       if (woken || slice == left) return std::nullopt;
+      // A process worker of another loader died: the caller raises it (this may be the
+      // pin-memory thread, which must not end for it).
+      if (WorkerDeathWatch::global().has_news(static_cast<const WorkerPool*>(this))) return std::nullopt;
       continue;
     }
     if (!consume_lifecycle(*message)) return message;

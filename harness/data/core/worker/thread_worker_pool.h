@@ -16,6 +16,7 @@ namespace dlreset::data::detail {
 /// Each worker thread works on its own dataset copy, so a re-created worker reloads its data
 /// just as a re-created worker process does. Threads cannot be killed: a worker that does not
 /// exit within the grace period is abandoned (detached) with a warning, never joined forever.
+// NOLINTNEXTLINE(cppcoreguidelines-special-member-functions): WorkerPool deletes copying, and moving with it.
 class ThreadWorkerPool final : public WorkerPool {
  public:
   ThreadWorkerPool(std::vector<WorkerLaunch> launches, LifecycleHandler on_lifecycle);

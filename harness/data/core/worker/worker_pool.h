@@ -54,8 +54,10 @@ class WorkerPool {
   /// receive() reports the death, as PyTorch's put() into a dead worker's queue succeeds and
   /// its _get_data reports the death.
   virtual void send(int worker_id, const Message& message) = 0;
-  /// The next batch, error or resume_ack from any worker; nullopt once `timeout` has passed.
-  /// Lifecycle reports go to the handler on the way. Throws WorkerDiedError when a worker dies.
+  /// The next batch, error or resume_ack from any worker; nullopt once `timeout` has passed,
+  /// or sooner when a worker of another loader has died, which the caller raises
+  /// (throw_if_a_worker_died in worker_death_watch.h). Lifecycle reports go to the handler on the
+  /// way. Throws WorkerDiedError when one of its own workers dies.
   virtual std::optional<Message> receive(std::chrono::milliseconds timeout) = 0;
   /// PyTorch's _shutdown_workers, minus the bookkeeping: tells every worker to exit, keeps
   /// reading what they still send (their lifecycle reports count), waits up to `grace` for
