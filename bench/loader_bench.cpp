@@ -6,7 +6,6 @@
 #include <torch/data/transforms/stack.h>
 
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +31,7 @@
 #include "harness/data/core/worker/worker_death_watch.h"
 #include "harness/data/data_loader.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
+#include "harness/sys/own_process.h"
 #include "harness/sys/proc_stat.h"
 
 namespace dlreset::bench {
@@ -57,20 +57,9 @@ double steady_now_s() {
 
 /// CPU time (user and system) of this process so far, in seconds: the main process's, and
 /// with thread workers theirs too, since they are its threads.
-double main_cpu_s() {
-  rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);
-  const auto seconds = [](const timeval& t) {
-    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
-  };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
+double main_cpu_s() { return sys::own_usage().cpu_s; }
 
-long minor_faults() {
-  rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_minflt;
-}
+long minor_faults() { return sys::own_usage().minor_faults; }
 
 /// A number of /proc/PID/status: in KiB for "VmHWM" (the peak resident set) and "VmRSS" (the
 /// current one), a count for "voluntary_ctxt_switches"; 0 when it cannot be read.
@@ -270,10 +259,9 @@ double process_minor_faults(std::int64_t pid) {
 }
 
 SchedulerCounts scheduler_counts(data::DataLoader& loader) {
-  rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);
-  SchedulerCounts total{static_cast<double>(usage.ru_nvcsw), static_cast<double>(usage.ru_nivcsw),
-                        static_cast<double>(usage.ru_minflt)};
+  const sys::OwnUsage usage = sys::own_usage();
+  SchedulerCounts total{static_cast<double>(usage.voluntary_switches), static_cast<double>(usage.involuntary_switches),
+                        static_cast<double>(usage.minor_faults)};
   for (const std::int64_t pid : worker_process_pids(loader)) {
     total.sleeps += status_field(std::to_string(pid), "voluntary_ctxt_switches");
     total.preemptions += status_field(std::to_string(pid), "nonvoluntary_ctxt_switches");
