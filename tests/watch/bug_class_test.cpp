@@ -21,10 +21,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-/// The counts of the report's checks, by name: respawns, live_workers, leaked_workers,
-/// extra_iterators, late_set_epoch.
-using Counts = std::map<std::string, long>;
-
 struct BugCase {
   std::string program;  ///< tests/watch/bug_class/<program>.py
   std::string gates;    ///< What a CI job would hold it to.
@@ -33,18 +29,6 @@ struct BugCase {
   /// Lines the summary of the bug must hold (its traceback's frames, its finding).
   std::vector<std::string> bug_says;
 };
-
-/// Every check's count: `live_workers` at the peak, and 0 for the others but those `others`
-/// names.
-Counts counts(long live_workers, const Counts& others = {}) {
-  Counts all{{"respawns", 0},
-             {"live_workers", live_workers},
-             {"leaked_workers", 0},
-             {"extra_iterators", 0},
-             {"late_set_epoch", 0}};
-  for (const auto& [check, count] : others) all[check] = count;
-  return all;
-}
 
 std::string case_name(const ::testing::TestParamInfo<BugCase>& info) { return info.param.program; }
 

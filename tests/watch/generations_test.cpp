@@ -109,11 +109,19 @@ TEST(Generations, PersistentWorkersAreOneGenerationAndNoRespawn) {
   EXPECT_EQ(report.respawns.size(), 0u);
 }
 
+/// Lightning 1.5.0 on one loader: the old pair ends, then a new pair starts, at every epoch.
+std::vector<ProcessRecord> a_pair_replaced_every_epoch() {
+  return {program(),
+          fork_of(101, 1.0, 3.0),
+          fork_of(102, 1.0, 3.0),
+          fork_of(103, 3.001, 5.0),
+          fork_of(104, 3.002, 5.0),
+          fork_of(105, 5.001, 7.0),
+          fork_of(106, 5.002, 7.0)};
+}
+
 TEST(Generations, ASetReplacedEveryEpochIsARespawnEachTime) {
-  // Lightning 1.5.0 on one loader: the old pair ends, then a new pair starts, at every epoch.
-  const GenerationReport report =
-      generations_of({program(), fork_of(101, 1.0, 3.0), fork_of(102, 1.0, 3.0), fork_of(103, 3.001, 5.0),
-                      fork_of(104, 3.002, 5.0), fork_of(105, 5.001, 7.0), fork_of(106, 5.002, 7.0)});
+  const GenerationReport report = generations_of(a_pair_replaced_every_epoch());
   EXPECT_EQ(report.workers, 6);
   EXPECT_EQ(report.generations.size(), 3u);
   ASSERT_EQ(report.respawns.size(), 2u);
@@ -126,13 +134,7 @@ TEST(Generations, ASetReplacedEveryEpochIsARespawnEachTime) {
 TEST(Generations, ANewSetOfALoaderWithoutPersistentWorkersReplacesNothing) {
   // The same lives as above, but the hook named a loader without persistent workers: every
   // iter() starts new workers by design, and the ones that ended were not meant to last.
-  std::vector<ProcessRecord> records = {program(),
-                                        fork_of(101, 1.0, 3.0),
-                                        fork_of(102, 1.0, 3.0),
-                                        fork_of(103, 3.001, 5.0),
-                                        fork_of(104, 3.002, 5.0),
-                                        fork_of(105, 5.001, 7.0),
-                                        fork_of(106, 5.002, 7.0)};
+  std::vector<ProcessRecord> records = a_pair_replaced_every_epoch();
   for (std::size_t i = 1; i < records.size(); ++i) {
     records[i].loader_key = "100:L1";
     records[i].iterator_key = "100:I" + std::to_string((i + 1) / 2);

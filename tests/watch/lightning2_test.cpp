@@ -19,11 +19,14 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-using Counts = std::map<std::string, long>;
 
+/// A watched program: how the watcher ended, what it printed, and its report.
 struct Watched {
-  testing::CommandResult result;
+  int status = -1;
+  std::string err;
   nlohmann::json report;
+  /// The watch wrote its report and the program itself exited 0.
+  bool program_succeeded() const { return !report.empty() && report["exit_status"] == 0; }
 };
 
 std::string program(const std::string& name) { return source_dir() + "/tests/watch/lightning2/" + name; }
@@ -31,28 +34,14 @@ std::string program(const std::string& name) { return source_dir() + "/tests/wat
 /// Runs `dlreset watch --no-live --json ... FLAGS -- COMMAND` and reads its report.
 Watched watch(const testing::TempDir& dir, const std::string& flags, const std::string& command) {
   const std::string json = dir.file("watch.json");
-  Watched watched;
-  watched.result = testing::run_shell(testing::dlreset_binary() + " watch --no-live --json " + json + " " + flags +
-                                      " -- " + command);
-  watched.report = read_json(json);
-  return watched;
+  const testing::CommandResult result = testing::run_shell(testing::dlreset_binary() + " watch --no-live --json " +
+                                                           json + " " + flags + " -- " + command);
+  return Watched{result.status, result.err, read_json(json)};
 }
 
-/// Every check's count: `live_workers` at the peak, and 0 for the others but those `others` names.
-Counts counts(long live_workers, const Counts& others = {}) {
-  Counts all{{"respawns", 0},
-             {"live_workers", live_workers},
-             {"leaked_workers", 0},
-             {"extra_iterators", 0},
-             {"late_set_epoch", 0}};
-  for (const auto& [check, count] : others) all[check] = count;
-  return all;
-}
-
-int count_role(const nlohmann::json& report, const std::string& role) {
-  int count = 0;
-  for (const auto& process : report["processes"]) count += process["role"] == role;
-  return count;
+/// The same for a program of tests/watch/lightning2/ run by python3 with `args`.
+Watched watch_python(const testing::TempDir& dir, const std::string& flags, const std::string& args) {
+  return watch(dir, flags, std::string(testing::kPython) + " " + program(args));
 }
 
 /// The gates that failed, by flag.
@@ -73,19 +62,19 @@ TEST_P(ExecWrapper, TheSubshellOfALauncherThatExecsPythonIsNoWorker) {
                                 "bash " + program("exec_wrapper.sh") + " " + testing::kPython + " " + source_dir() +
                                     "/tests/watch/train_loop.py --workers 2 --epochs 2");
   const nlohmann::json& report = watched.report;
-  ASSERT_FALSE(report.empty()) << watched.result.err;
-  EXPECT_EQ(watched.result.status, 0) << watched.result.err;
+  ASSERT_FALSE(report.empty()) << watched.err;
+  EXPECT_EQ(watched.status, 0) << watched.err;
   // The program's own two persistent workers, in one generation: not a third from the subshell.
-  EXPECT_EQ(report["workers"], 2) << watched.result.err;
-  EXPECT_EQ(report["generations"].size(), 1u) << watched.result.err;
-  EXPECT_EQ(count_role(report, "worker"), 2) << watched.result.err;
-  EXPECT_EQ(check_counts(report), counts(2)) << watched.result.err;
+  EXPECT_EQ(report["workers"], 2) << watched.err;
+  EXPECT_EQ(report["generations"].size(), 1u) << watched.err;
+  EXPECT_EQ(count_role(report, "worker"), 2) << watched.err;
+  EXPECT_EQ(check_counts(report), counts(2)) << watched.err;
   int hooked = 0;
   for (const auto& process : report["python"]["processes"]) hooked += process["hook_loaded"].get<bool>();
-  EXPECT_EQ(hooked, 1) << watched.result.err;
+  EXPECT_EQ(hooked, 1) << watched.err;
   // The events connector sees the subshell and its dirname, both short-lived: two others.
   if (GetParam() == "connector") {
-    EXPECT_EQ(count_role(report, "other"), 2) << watched.result.err;
+    EXPECT_EQ(count_role(report, "other"), 2) << watched.err;
   }
 }
 
@@ -97,19 +86,17 @@ TEST(RealLightning, NonPersistentLoadersReadByLengthOverlapTheirPassesWithoutARe
   testing::TempDir dir;
   // Lightning 2.0.3's three validation loaders, three passes each.
   const Watched watched =
-      watch(dir, "--expect-clean --max-live-workers 2",
-            std::string(testing::kPython) + " " + program("by_length.py") + " --loaders 3 --passes 3");
+      watch_python(dir, "--expect-clean --max-live-workers 2", "by_length.py --loaders 3 --passes 3");
   const nlohmann::json& report = watched.report;
-  const std::string& err = watched.result.err;
-  ASSERT_FALSE(report.empty()) << err;
-  EXPECT_EQ(report["exit_status"], 0) << err;
+  const std::string& err = watched.err;
+  ASSERT_TRUE(watched.program_succeeded()) << err;
   EXPECT_EQ(report["workers"], 18) << err;
   EXPECT_EQ(report["generations"].size(), 9u) << err;
   // A new set a pass is what persistent_workers=False asks for: no respawn. The peak is L1's
   // next pass starting beside its last pass's set, with L2's and L3's: 8.
   EXPECT_EQ(check_counts(report), counts(8)) << err;
   EXPECT_EQ(failed_gates(report), (std::map<std::string, long>{{"--max-live-workers", 8}})) << err;
-  EXPECT_EQ(watched.result.status, kGateFailed) << err;
+  EXPECT_EQ(watched.status, kGateFailed) << err;
   EXPECT_EQ(report["peak_live_workers"]["overlapping"], nlohmann::json::array({"L1"})) << err;
   EXPECT_THAT(err, HasSubstr("more than the 2 allowed (--max-live-workers): the next pass of L1 (not persistent) "
                              "started its workers before the last pass's workers had ended.\n"));
@@ -124,14 +111,11 @@ TEST(RealLightning, NonPersistentLoadersReadByLengthOverlapTheirPassesWithoutARe
 TEST(RealLightning, AnIteratorDroppedAsItsWorkersStartThrewAwayAtMostWhatItAskedFor) {
   DLRESET_REQUIRE_PYTHON_TORCH();
   testing::TempDir dir;
-  const Watched watched =
-      watch(dir, "--expect-clean", std::string(testing::kPython) + " " + program("dropped_as_started.py"));
-  const nlohmann::json& report = watched.report;
-  const std::string& err = watched.result.err;
-  ASSERT_FALSE(report.empty()) << err;
-  EXPECT_EQ(report["exit_status"], 0) << err;
-  EXPECT_EQ(check_counts(report), counts(2, {{"extra_iterators", 1}})) << err;
-  EXPECT_EQ(watched.result.status, kGateFailed) << err;
+  const Watched watched = watch_python(dir, "--expect-clean", "dropped_as_started.py");
+  const std::string& err = watched.err;
+  ASSERT_TRUE(watched.program_succeeded()) << err;
+  EXPECT_EQ(check_counts(watched.report), counts(2, {{"extra_iterators", 1}})) << err;
+  EXPECT_EQ(watched.status, kGateFailed) << err;
   // It asked its two workers for 4 batches and received none; the workers were still starting.
   EXPECT_THAT(err, HasSubstr("1 iterator began a pass and handed out no batch: up to 4 prefetched batches were "
                              "thrown away: asked of the workers, none known to be ready.\n"));
@@ -142,17 +126,14 @@ TEST(RealLightning, AnIteratorDroppedAsItsWorkersStartThrewAwayAtMostWhatItAsked
 TEST(RealLightning, ASecondIterAfterAResumeShowsInTheWholeStackThatEndedTheFirstPass) {
   DLRESET_REQUIRE_PYTHON_TORCH();
   testing::TempDir dir;
-  const Watched watched = watch(dir, "--expect-clean",
-                                std::string(testing::kPython) + " " + program("resume_double_iter.py") + " --epochs 2");
-  const nlohmann::json& report = watched.report;
-  const std::string& err = watched.result.err;
-  ASSERT_FALSE(report.empty()) << err;
-  EXPECT_EQ(report["exit_status"], 0) << err;
+  const Watched watched = watch_python(dir, "--expect-clean", "resume_double_iter.py --epochs 2");
+  const std::string& err = watched.err;
+  ASSERT_TRUE(watched.program_succeeded()) << err;
   // Three passes of a loader without persistent workers: three sets, none a respawn; the first
   // pass ended unread.
-  EXPECT_EQ(report["workers"], 6) << err;
-  EXPECT_EQ(check_counts(report), counts(2, {{"extra_iterators", 1}})) << err;
-  EXPECT_EQ(watched.result.status, kGateFailed) << err;
+  EXPECT_EQ(watched.report["workers"], 6) << err;
+  EXPECT_EQ(check_counts(watched.report), counts(2, {{"extra_iterators", 1}})) << err;
+  EXPECT_EQ(watched.status, kGateFailed) << err;
   // The stack that made the wasted iterator, and the whole stack of the call that ended it,
   // down from the second iter() to the helper that shut its workers down.
   EXPECT_THAT(err, HasSubstr(", in setup_data\n        iter(self.combined)"));

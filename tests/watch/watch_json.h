@@ -29,6 +29,29 @@ inline nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(text);
 }
 
+/// The counts of the report's checks, by name: respawns, live_workers, leaked_workers,
+/// extra_iterators, late_set_epoch.
+using Counts = std::map<std::string, long>;
+
+/// Every check's count: `live_workers` at the peak, and 0 for the others but those `others`
+/// names.
+inline Counts counts(long live_workers, const Counts& others = {}) {
+  Counts all{{"respawns", 0},
+             {"live_workers", live_workers},
+             {"leaked_workers", 0},
+             {"extra_iterators", 0},
+             {"late_set_epoch", 0}};
+  for (const auto& [check, count] : others) all[check] = count;
+  return all;
+}
+
+/// How many of the report's processes have `role` ("worker", "other", ...).
+inline int count_role(const nlohmann::json& report, const std::string& role) {
+  int count = 0;
+  for (const auto& process : report["processes"]) count += process["role"] == role;
+  return count;
+}
+
 /// Each check's count in the report, by name.
 inline std::map<std::string, long> check_counts(const nlohmann::json& report) {
   std::map<std::string, long> counts;

@@ -39,12 +39,6 @@ std::string train_loop() { return std::string(DLRESET_SOURCE_DIR) + "/tests/watc
 
 Result watch(const std::string& args) { return testing::run_shell(testing::dlreset_binary() + " watch " + args); }
 
-int count_role(const nlohmann::json& report, const std::string& role) {
-  int count = 0;
-  for (const auto& process : report["processes"]) count += process["role"] == role;
-  return count;
-}
-
 struct Scenario {
   std::string start_method;
   std::string mode;

@@ -1,31 +1,27 @@
-"""What the programs of this folder share: a small data set, a loader with two fork workers,
-and the way Lightning 2.x reads a sized loader: by its length, never to exhaustion.
+"""What the programs of this folder share: the bug class's data set and loader with two fork
+workers (tests/watch/bug_class/bug_common.py), and the way Lightning 2.x reads a sized loader: by
+its length, never to exhaustion.
 
 Each program reproduces one thing real Lightning 2.x does by default, reduced to plain torch, so
 that `dlreset watch` can be held to what it says of it.
 """
 
+import os
+import sys
+
 import torch
-from torch.utils.data import DataLoader, Dataset
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bug_class"))
+from bug_common import Squares, worker_loader as bug_class_loader  # noqa: E402
 
-class Squares(Dataset):
-    """Sample i is i squared, so a sum tells whether every batch arrived."""
-
-    def __init__(self, size=128):
-        self.size = size
-
-    def __len__(self):
-        return self.size
-
-    def __getitem__(self, index):
-        return torch.tensor(float(index) ** 2)
+__all__ = ["Squares", "read_by_length", "worker_loader"]
 
 
 def worker_loader(dataset, **options):
-    """A DataLoader with two workers started by fork; options are the DataLoader's own."""
+    """The bug class's loader (two workers started by fork), with torch kept to one thread, so
+    that the workers are the load."""
     torch.set_num_threads(1)
-    return DataLoader(dataset, num_workers=2, multiprocessing_context="fork", **options)
+    return bug_class_loader(dataset, **options)
 
 
 def read_by_length(iterator, loader):
