@@ -41,10 +41,8 @@ def found(root, source, path):
         folder = os.path.dirname(folder)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
-    root = parser.parse_args().root
+def missing_paths(root):
+    """The lines that name a missing path, and how many paths were checked."""
     files = subprocess.run(["git", "-C", root, "ls-files"], check=True, capture_output=True,
                            text=True).stdout.split()
     missing = []
@@ -63,11 +61,18 @@ def main():
                     if not found(root, source, path):
                         missing.append(f"{source}:{number}: names {path}, which is not in the repository; "
                                        f"fix the path or drop it")
-    for line in missing:
-        print(line, file=sys.stderr)
-    if not missing:
-        print(f"check-comment-paths: all {checked} paths named in comments are there")
-    return 1 if missing else 0
+    return missing, checked
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
+    missing, checked = missing_paths(parser.parse_args().root)
+    if missing:
+        sys.stderr.write("".join(line + "\n" for line in missing))
+        return 1
+    print(f"check-comment-paths: all {checked} paths named in comments are there")
+    return 0
 
 
 if __name__ == "__main__":

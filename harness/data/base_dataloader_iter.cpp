@@ -35,22 +35,25 @@ BaseDataLoaderIter::BaseDataLoaderIter(std::shared_ptr<LoaderState> state)
   state_->stats.iterators_created.fetch_add(1);
 }
 
-std::optional<RawBatch> BaseDataLoaderIter::next_raw() {
-  // Every batch of every iterator passes here or in next(): with 0 workers this is where a
-  // pending interrupt is noticed, between two batches, and, whatever the back-end, a dead
-  // worker of another loader (torch's SIGCHLD handler raises it in any loop).
+void BaseDataLoaderIter::throw_if_stopped() const {
+  // Every batch of every iterator passes here: with 0 workers this is where a pending interrupt
+  // is noticed, between two batches, and, whatever the back-end, a dead worker of another
+  // loader (torch's SIGCHLD handler raises it in any loop).
   throw_if_interrupted();
   detail::throw_if_a_worker_died(own_worker_pool());
+}
+
+std::optional<RawBatch> BaseDataLoaderIter::next_raw() {
+  throw_if_stopped();
   std::optional<RawBatch> batch = next_data();
-  if (batch) ++num_yielded_;
+  num_yielded_ += batch ? 1 : 0;
   return batch;
 }
 
 std::optional<Batch> BaseDataLoaderIter::next() {
-  throw_if_interrupted();
-  detail::throw_if_a_worker_died(own_worker_pool());
+  throw_if_stopped();
   std::optional<Batch> batch = next_batch();
-  if (batch) ++num_yielded_;
+  num_yielded_ += batch ? 1 : 0;
   return batch;
 }
 

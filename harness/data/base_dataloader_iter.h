@@ -48,6 +48,9 @@ class BaseDataLoaderIter : public BatchIterator {
   /// before they died): the process's death watch raises only other loaders' deaths at its
   /// batch requests. Null: it has none.
   virtual const void* own_worker_pool() const { return nullptr; }
+  /// What next() and next_raw() check before every batch: a pending interrupt, and a dead
+  /// worker of another loader.
+  void throw_if_stopped() const;
   /// How batches are pinned; empty where they are not (collate.h).
   const PinMemoryFunction& pin_memory() const { return pin_memory_; }
   /// `_next_index`: the next batch of indices of this epoch, into `indices`, whose buffer (or

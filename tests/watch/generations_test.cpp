@@ -109,19 +109,20 @@ TEST(Generations, PersistentWorkersAreOneGenerationAndNoRespawn) {
   EXPECT_EQ(report.respawns.size(), 0u);
 }
 
-/// Lightning 1.5.0 on one loader: the old pair ends, then a new pair starts, at every epoch.
-std::vector<ProcessRecord> a_pair_replaced_every_epoch() {
+/// Lightning 1.5.0 on one loader: the old pair ends at 3 s and 5 s, and a new pair starts `late`
+/// seconds after (its second worker a millisecond after its first), at every epoch.
+std::vector<ProcessRecord> a_pair_replaced_every_epoch(double late) {
   return {program(),
           fork_of(101, 1.0, 3.0),
           fork_of(102, 1.0, 3.0),
-          fork_of(103, 3.001, 5.0),
-          fork_of(104, 3.002, 5.0),
-          fork_of(105, 5.001, 7.0),
-          fork_of(106, 5.002, 7.0)};
+          fork_of(103, 3.0 + late, 5.0),
+          fork_of(104, 3.001 + late, 5.0),
+          fork_of(105, 5.0 + late, 7.0),
+          fork_of(106, 5.001 + late, 7.0)};
 }
 
 TEST(Generations, ASetReplacedEveryEpochIsARespawnEachTime) {
-  const GenerationReport report = generations_of(a_pair_replaced_every_epoch());
+  const GenerationReport report = generations_of(a_pair_replaced_every_epoch(0.001));
   EXPECT_EQ(report.workers, 6);
   EXPECT_EQ(report.generations.size(), 3u);
   ASSERT_EQ(report.respawns.size(), 2u);
@@ -134,7 +135,7 @@ TEST(Generations, ASetReplacedEveryEpochIsARespawnEachTime) {
 TEST(Generations, ANewSetOfALoaderWithoutPersistentWorkersReplacesNothing) {
   // The same lives as above, but the hook named a loader without persistent workers: every
   // iter() starts new workers by design, and the ones that ended were not meant to last.
-  std::vector<ProcessRecord> records = a_pair_replaced_every_epoch();
+  std::vector<ProcessRecord> records = a_pair_replaced_every_epoch(0.001);
   for (std::size_t i = 1; i < records.size(); ++i) {
     records[i].loader_key = "100:L1";
     records[i].iterator_key = "100:I" + std::to_string((i + 1) / 2);
@@ -185,13 +186,7 @@ TEST(Generations, WorkersOfDifferentParentsNeverShareAGeneration) {
 
 TEST(WatchReport, TheVerdictSaysHowOftenWorkersWereReplaced) {
   WatchResult result;
-  result.processes = {program(),
-                      fork_of(101, 1.0, 3.0),
-                      fork_of(102, 1.0, 3.0),
-                      fork_of(103, 3.1, 5.0),
-                      fork_of(104, 3.1, 5.0),
-                      fork_of(105, 5.1, 7.0),
-                      fork_of(106, 5.1, 7.0)};
+  result.processes = a_pair_replaced_every_epoch(0.1);
   result.processes[0].end_s = 7.5;
   result.origin_s = 0.0;
   result.end_s = 7.5;

@@ -39,9 +39,22 @@ Watched watch(const testing::TempDir& dir, const std::string& flags, const std::
   return Watched{result.status, result.err, read_json(json)};
 }
 
-/// The same for a program of tests/watch/lightning2/ run by python3 with `args`.
-Watched watch_python(const testing::TempDir& dir, const std::string& flags, const std::string& args) {
-  return watch(dir, flags, std::string(testing::kPython) + " " + program(args));
+/// The programs of tests/watch/lightning2/ under `dlreset watch`, each in a folder of its own.
+class RealLightning : public ::testing::Test {
+ protected:
+  void SetUp() override { DLRESET_REQUIRE_PYTHON_TORCH(); }
+  /// Watches the program `args` names, run by python3, with `flags`.
+  Watched watch_python(const std::string& flags, const std::string& args) const {
+    return watch(dir_, flags, std::string(testing::kPython) + " " + program(args));
+  }
+  testing::TempDir dir_;
+};
+
+/// A program clean but for one extra iterator, whose two workers were the most alive at once:
+/// its counts, and --expect-clean failing on it.
+void expect_one_extra_iterator(const Watched& watched) {
+  EXPECT_EQ(check_counts(watched.report), counts(2, {{"extra_iterators", 1}})) << watched.err;
+  EXPECT_EQ(watched.status, kGateFailed) << watched.err;
 }
 
 /// The gates that failed, by flag.
@@ -81,12 +94,9 @@ TEST_P(ExecWrapper, TheSubshellOfALauncherThatExecsPythonIsNoWorker) {
 INSTANTIATE_TEST_SUITE_P(RealLightning, ExecWrapper, ::testing::Values("connector", "poll"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
-TEST(RealLightning, NonPersistentLoadersReadByLengthOverlapTheirPassesWithoutARespawn) {
-  DLRESET_REQUIRE_PYTHON_TORCH();
-  testing::TempDir dir;
+TEST_F(RealLightning, NonPersistentLoadersReadByLengthOverlapTheirPassesWithoutARespawn) {
   // Lightning 2.0.3's three validation loaders, three passes each.
-  const Watched watched =
-      watch_python(dir, "--expect-clean --max-live-workers 2", "by_length.py --loaders 3 --passes 3");
+  const Watched watched = watch_python("--expect-clean --max-live-workers 2", "by_length.py --loaders 3 --passes 3");
   const nlohmann::json& report = watched.report;
   const std::string& err = watched.err;
   ASSERT_TRUE(watched.program_succeeded()) << err;
@@ -108,14 +118,11 @@ TEST(RealLightning, NonPersistentLoadersReadByLengthOverlapTheirPassesWithoutARe
   EXPECT_THAT(err, Not(HasSubstr("respawn")));
 }
 
-TEST(RealLightning, AnIteratorDroppedAsItsWorkersStartThrewAwayAtMostWhatItAskedFor) {
-  DLRESET_REQUIRE_PYTHON_TORCH();
-  testing::TempDir dir;
-  const Watched watched = watch_python(dir, "--expect-clean", "dropped_as_started.py");
+TEST_F(RealLightning, AnIteratorDroppedAsItsWorkersStartThrewAwayAtMostWhatItAskedFor) {
+  const Watched watched = watch_python("--expect-clean", "dropped_as_started.py");
   const std::string& err = watched.err;
   ASSERT_TRUE(watched.program_succeeded()) << err;
-  EXPECT_EQ(check_counts(watched.report), counts(2, {{"extra_iterators", 1}})) << err;
-  EXPECT_EQ(watched.status, kGateFailed) << err;
+  expect_one_extra_iterator(watched);
   // It asked its two workers for 4 batches and received none; the workers were still starting.
   EXPECT_THAT(err, HasSubstr("1 iterator began a pass and handed out no batch: up to 4 prefetched batches were "
                              "thrown away: asked of the workers, none known to be ready.\n"));
@@ -123,17 +130,14 @@ TEST(RealLightning, AnIteratorDroppedAsItsWorkersStartThrewAwayAtMostWhatItAsked
   EXPECT_THAT(err, Not(HasSubstr("4 prefetched batches were thrown away.")));
 }
 
-TEST(RealLightning, ASecondIterAfterAResumeShowsInTheWholeStackThatEndedTheFirstPass) {
-  DLRESET_REQUIRE_PYTHON_TORCH();
-  testing::TempDir dir;
-  const Watched watched = watch_python(dir, "--expect-clean", "resume_double_iter.py --epochs 2");
+TEST_F(RealLightning, ASecondIterAfterAResumeShowsInTheWholeStackThatEndedTheFirstPass) {
+  const Watched watched = watch_python("--expect-clean", "resume_double_iter.py --epochs 2");
   const std::string& err = watched.err;
   ASSERT_TRUE(watched.program_succeeded()) << err;
   // Three passes of a loader without persistent workers: three sets, none a respawn; the first
   // pass ended unread.
   EXPECT_EQ(watched.report["workers"], 6) << err;
-  EXPECT_EQ(check_counts(watched.report), counts(2, {{"extra_iterators", 1}})) << err;
-  EXPECT_EQ(watched.status, kGateFailed) << err;
+  expect_one_extra_iterator(watched);
   // The stack that made the wasted iterator, and the whole stack of the call that ended it,
   // down from the second iter() to the helper that shut its workers down.
   EXPECT_THAT(err, HasSubstr(", in setup_data\n        iter(self.combined)"));

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <utility>
 
 #include "harness/data/core/errors.h"
 #include "harness/data/core/worker/transport/parent_only_fds.h"
@@ -93,13 +92,7 @@ void WorkerDeathWatch::watch(const void* owner, const std::string& loader, int w
                           std::to_string(pid) + ") of loader '" + loader + "' with epoll: " + std::strerror(errno) +
                           ". Raise the limit on open files (ulimit -n).");
   }
-  Entry entry;
-  entry.owner = owner;
-  entry.loader = loader;
-  entry.worker_id = worker_id;
-  entry.pid = pid;
-  entry.pidfd = pidfd;
-  entries_.push_back(std::move(entry));
+  entries_.push_back(Entry{owner, loader, worker_id, pid, pidfd, /*dead=*/false, /*raised=*/false, /*wait_status=*/0});
   events_.resize(entries_.size());
   watched_.store(static_cast<int>(entries_.size()));
 }
