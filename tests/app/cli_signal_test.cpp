@@ -25,7 +25,7 @@ using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
 using testing::seconds_since;
 
-/// The bound: every worker gone this soon after the signal.
+/// The bound the command keeps: every worker gone this soon after the signal.
 constexpr double kWorkersGoneS = 2.0;
 /// How long the command may take to exit after the signal before the test calls it hung.
 constexpr double kExitDeadlineS = 6.0;
@@ -103,7 +103,7 @@ constexpr double kIdleDeathExitDeadlineS = 6.0;
 
 class KilledIdleWorker : public ::testing::TestWithParam<const char*> {};
 
-/// The case: the validation loader's workers are persistent and idle while the model
+/// A real run's case: the validation loader's workers are persistent and idle while the model
 /// trains, and one is SIGKILLed. Torch's SIGCHLD handler raises it inside the training loop;
 /// dlreset's death watch must stop the run there too, not at the next validation, with the
 /// same WorkerDiedError, exit status 1, and every worker gone.

@@ -167,7 +167,7 @@ TEST_P(DistributedLoader, PersistentWorkersServeTheOrderSetEpochAskedFor) {
   EXPECT_EQ(loader->counters().worker_spawns, 2);
 }
 
-/// The hazard the issue names: set_epoch after `iter()` comes too late for that epoch, whose
+/// The hazard of the late set_epoch check: set_epoch after `iter()` comes too late for that epoch, whose
 /// order the iterator drew when it primed its workers.
 TEST_P(DistributedLoader, SetEpochAfterIterComesTooLateForThatEpoch) {
   constexpr std::int64_t kSize = 40;

@@ -26,7 +26,7 @@ using ::dlreset::testing::run_epoch;
 using ::dlreset::testing::synthetic_loader;
 using Clock = std::chrono::steady_clock;
 
-/// The issue asks for 200 epochs: far more than any fit here runs, and enough that a leak of
+/// 200 epochs: far more than any fit here runs, and enough that a leak of
 /// one descriptor or a few KiB an epoch shows.
 constexpr int kSoakEpochs = 200;
 /// Spawned workers cost ~0.5 s each to start (a fresh process that loads LibTorch), so the
@@ -36,7 +36,7 @@ constexpr int kBuggySpawnEpochs = 10;
 /// Epochs run before the baseline is taken: the first ones allocate the buffers, the event
 /// log's first blocks and the allocator's arenas that later epochs reuse.
 constexpr int kWarmupEpochs = 5;
-/// RSS may grow by at most this fraction over the soak (the issue's bound). The event log
+/// RSS may grow by at most this fraction over the soak. The event log
 /// grows by design (it keeps every worker event until cleared), a few hundred bytes an event.
 constexpr double kMaxRssGrowth = 0.05;
 constexpr std::int64_t kSamples = 32;

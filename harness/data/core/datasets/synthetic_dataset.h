@@ -1,4 +1,5 @@
-// A generated dataset with a tunable load cost and injectable faults, for tests and benchmarks.
+// A generated dataset with a tunable load cost and a marker that shows whether a worker kept its
+// own copy, for tests and benchmarks.
 #pragma once
 
 #include <cstdint>

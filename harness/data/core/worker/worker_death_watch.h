@@ -20,7 +20,7 @@ namespace dlreset::data::detail {
 /// descriptor is in every process pool's wait set); one that computes between batches finds it
 /// at its next batch request, and looking at every request would cost a system call a batch
 /// (about 1% of a 40 µs batch of the loader benchmarks). 100 ms, as kInterruptCheckInterval:
-/// far below the second the issue allows, and ten looks a second at most.
+/// a death stops the run well within a second, and it costs ten looks a second at most.
 inline constexpr std::chrono::milliseconds kWorkerDeathCheckInterval{100};
 
 /// Torch 1.13 registers the pids of every live worker of every multiprocessing iterator, and
