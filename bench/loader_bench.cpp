@@ -5,34 +5,26 @@
 #include <torch/data/datasets/mnist.h>
 #include <torch/data/transforms/stack.h>
 
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <array>
-#include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "bench/benches.h"
+#include "bench/support/forked_ranks.h"
+#include "bench/support/process_probes.h"
+#include "bench/support/scheduler_counts.h"
 #include "harness/data/core/datasets/idx_dataset.h"
 #include "harness/data/core/datasets/synthetic_dataset.h"
 #include "harness/data/core/worker/worker_death_watch.h"
 #include "harness/data/data_loader.h"
 #include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/sys/own_process.h"
-#include "harness/sys/proc_stat.h"
 
 namespace dlreset::bench {
 
@@ -50,44 +42,20 @@ std::int64_t drain_epoch(data::DataLoader& loader) {
   return batches;
 }
 
-/// Seconds on the steady clock, which all processes of this machine share.
-double steady_now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 /// CPU time (user and system) of this process so far, in seconds: the main process's, and
 /// with thread workers theirs too, since they are its threads.
 double main_cpu_s() { return sys::own_usage().cpu_s; }
 
 long minor_faults() { return sys::own_usage().minor_faults; }
 
-/// A number of /proc/PID/status: in KiB for "VmHWM" (the peak resident set) and "VmRSS" (the
-/// current one), a count for "voluntary_ctxt_switches"; 0 when it cannot be read.
-double status_field(const std::string& pid, const std::string& field) {
-  std::ifstream status("/proc/" + pid + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind(field + ":", 0) == 0) return std::stod(line.substr(field.size() + 1));
-  }
-  return 0.0;
-}
-
-/// Restarts this process's peak-RSS count, so that an earlier benchmark's peak does not count,
-/// and returns its resident set now, in KiB: what the peak is measured from.
+/// This process's resident set now, in KiB, with its peak count restarted
+/// (reset_peak_rss_kib), or 0 with the benchmark skipped where the count cannot be restarted.
 double reset_peak_rss(benchmark::State& state) {
-  std::ofstream clear_refs("/proc/self/clear_refs");
-  clear_refs << "5";
-  clear_refs.flush();
-  if (!clear_refs) state.SkipWithError("Writing 5 to /proc/self/clear_refs failed, so the peak RSS cannot be reset.");
-  return status_field("self", "VmRSS");
+  const std::optional<double> kib = reset_peak_rss_kib();
+  if (!kib) state.SkipWithError("Writing 5 to /proc/self/clear_refs failed, so the peak RSS cannot be reset.");
+  return kib.value_or(0.0);
 }
 
-/// The peak RSS that the loader added, in every process, in MiB: the main process's peak above
-/// `base_kib` (its resident set before the loader), plus each live worker's peak. A forked
-/// worker starts out with the main process's `base_kib` resident (shared, copy-on-write), so
-/// that much of its peak is not counted again; a spawned one starts from nothing. Pages two
-/// processes share otherwise (the shared-memory slots, pages a fork has not written) count in
-/// each.
 /// The pids of `loader`'s worker processes; none for thread workers, which are this process.
 std::vector<std::int64_t> worker_process_pids(data::DataLoader& loader) {
   if (loader.options().start_method == data::StartMethod::thread) return {};
@@ -102,6 +70,12 @@ std::int64_t doorbells(data::DataLoader& loader) {
   return workers ? workers->stats().transport.doorbells : 0;
 }
 
+/// The peak RSS that the loader added, in every process, in MiB: the main process's peak above
+/// `base_kib` (its resident set before the loader), plus each live worker's peak. A forked
+/// worker starts out with the main process's `base_kib` resident (shared, copy-on-write), so
+/// that much of its peak is not counted again; a spawned one starts from nothing. Pages two
+/// processes share otherwise (the shared-memory slots, pages a fork has not written) count in
+/// each.
 double peak_rss_added_mib(data::DataLoader& loader, double base_kib) {
   double kib = status_field("self", "VmHWM") - base_kib;
   const bool forked = loader.options().start_method == data::StartMethod::fork;
@@ -133,36 +107,12 @@ void set_rate_counters(benchmark::State& state, std::int64_t batches, std::int64
       benchmark::Counter(static_cast<double>(batches * batch_size), benchmark::Counter::kIsRate);
 }
 
-/// CPU time the worker processes of `loader` have used so far, in seconds, from the scheduler's
-/// nanosecond count (/proc/PID/schedstat; /proc/PID/stat counts in 10 ms ticks, too coarse for
-/// an epoch); 0 for thread workers, whose time is the main process's.
+/// CPU time the worker processes of `loader` have used so far, in seconds; 0 for thread
+/// workers, whose time is the main process's.
 double worker_cpu_s(data::DataLoader& loader) {
   double seconds = 0.0;
-  for (const std::int64_t pid : worker_process_pids(loader)) {
-    std::ifstream schedstat("/proc/" + std::to_string(pid) + "/schedstat");
-    double on_cpu_ns = 0.0;
-    if (schedstat >> on_cpu_ns) seconds += on_cpu_ns * 1e-9;
-  }
+  for (const std::int64_t pid : worker_process_pids(loader)) seconds += process_cpu_s(pid);
   return seconds;
-}
-
-/// Seconds of this machine's CPUs that its hypervisor gave to other guests so far (the
-/// "steal" of /proc/stat's first line, in clock ticks), or 0 where it is not counted.
-double stolen_s() {
-  std::ifstream stat("/proc/stat");
-  std::string cpu;
-  double ticks[8] = {};
-  stat >> cpu;
-  for (double& field : ticks) stat >> field;
-  return stat ? ticks[7] / static_cast<double>(::sysconf(_SC_CLK_TCK)) : 0.0;
-}
-
-/// The share of the machine's CPU time that its hypervisor took over `wall_s` seconds in which
-/// it took `stolen` seconds: on a shared virtual machine, the phases in which the back-ends fare
-/// differently.
-double stolen_share(double stolen, double wall_s) {
-  const double cpus = static_cast<double>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
-  return wall_s > 0.0 ? stolen / (cpus * wall_s) : 0.0;
 }
 
 /// Times epochs of `loader` after a warm-up epoch in which every worker loaded its copy (the
@@ -233,43 +183,6 @@ void BM_WorkerDeathCheck(benchmark::State& state) {
   state.counters["watched"] = data::detail::WorkerDeathWatch::global().watched();
 }
 
-/// Events of this process (all its threads) and of `loader`'s worker processes so far: context
-/// switches, voluntary (the task slept) and involuntary (the scheduler took the core), and
-/// minor page faults.
-struct SchedulerCounts {
-  double sleeps = 0.0;
-  double preemptions = 0.0;
-  double minor_faults = 0.0;
-
-  SchedulerCounts& operator+=(const SchedulerCounts& other) {
-    sleeps += other.sleeps;
-    preemptions += other.preemptions;
-    minor_faults += other.minor_faults;
-    return *this;
-  }
-  SchedulerCounts operator-(const SchedulerCounts& other) const {
-    return {sleeps - other.sleeps, preemptions - other.preemptions, minor_faults - other.minor_faults};
-  }
-};
-
-/// The minor page faults of process `pid` so far; 0 when it cannot be read.
-double process_minor_faults(std::int64_t pid) {
-  const std::optional<sys::ProcStat> stat = sys::read_proc_stat_of(static_cast<pid_t>(pid));
-  return stat ? static_cast<double>(stat->minor_faults) : 0.0;
-}
-
-SchedulerCounts scheduler_counts(data::DataLoader& loader) {
-  const sys::OwnUsage usage = sys::own_usage();
-  SchedulerCounts total{static_cast<double>(usage.voluntary_switches), static_cast<double>(usage.involuntary_switches),
-                        static_cast<double>(usage.minor_faults)};
-  for (const std::int64_t pid : worker_process_pids(loader)) {
-    total.sleeps += status_field(std::to_string(pid), "voluntary_ctxt_switches");
-    total.preemptions += status_field(std::to_string(pid), "nonvoluntary_ctxt_switches");
-    total.minor_faults += process_minor_faults(pid);
-  }
-  return total;
-}
-
 /// One loader's side of BM_LoaderEpochPaired, summed over its epochs.
 struct EpochTotals {
   std::int64_t batches = 0;
@@ -282,7 +195,7 @@ struct EpochTotals {
 
 /// Times one epoch of `loader` alone, on the steady clock, and adds it to `totals`.
 void timed_epoch(data::DataLoader& loader, EpochTotals& totals) {
-  const SchedulerCounts before = scheduler_counts(loader);
+  const SchedulerCounts before = scheduler_counts(worker_process_pids(loader));
   const double cpu_before = main_cpu_s() + worker_cpu_s(loader);
   const double stolen_before = stolen_s();
   const double start = steady_now_s();
@@ -290,7 +203,7 @@ void timed_epoch(data::DataLoader& loader, EpochTotals& totals) {
   totals.seconds += steady_now_s() - start;
   totals.stolen_s += stolen_s() - stolen_before;
   totals.cpu_s += main_cpu_s() + worker_cpu_s(loader) - cpu_before;
-  totals.counts += scheduler_counts(loader) - before;
+  totals.counts += scheduler_counts(worker_process_pids(loader)) - before;
 }
 
 /// BM_LoaderEpoch's ratio of a process back-end to the thread back-end, measured so that this
@@ -382,13 +295,6 @@ void BM_LibTorchLoaderEpoch(benchmark::State& state, DecompressedFashionMnist& f
   state.SetLabel("libtorch threads, " + std::to_string(workers) + " workers, batch " + std::to_string(batch_size));
 }
 
-/// When one process's workers are up, and when they are shut down again (steady clock, which
-/// all processes of this machine share).
-struct StartupTimes {
-  double started_s = NAN;
-  double shut_down_s = NAN;
-};
-
 /// What one rank does at 1.5.0's epoch start: a new iterator, whose W new workers each load the
 /// dataset and deliver their first batch; then that iterator's shutdown.
 StartupTimes start_and_stop(data::DataLoader& loader, int workers) {
@@ -403,82 +309,6 @@ StartupTimes start_and_stop(data::DataLoader& loader, int workers) {
   times.shut_down_s = steady_now_s();
   return times;
 }
-
-/// The other ranks of one repetition: `count` forked copies of this process, each holding its own
-/// copy of `loader`, as each rank of a DDP job builds its own. Each waits for the word to go,
-/// starts and stops its loader's workers, and reports its times. A fork, not a new program:
-/// the copies run only the data layer, as fork workers do, and the ranks of a job are processes
-/// as large as this one.
-class ForkedRanks {
- public:
-  ForkedRanks(int count, data::DataLoader& loader, int workers) {
-    if (::pipe2(go_.data(), O_CLOEXEC) != 0 || ::pipe2(times_.data(), O_CLOEXEC) != 0) {
-      throw std::runtime_error("pipe2 failed for the forked ranks of BM_WorkerStartup");
-    }
-    for (int rank = 1; rank <= count; ++rank) {
-      const pid_t pid = ::fork();
-      if (pid < 0) throw std::runtime_error("fork failed for a rank of BM_WorkerStartup");
-      if (pid == 0) run_rank(loader, workers);
-      pids_.push_back(pid);
-    }
-    ::close(go_[0]);
-    ::close(times_[1]);
-  }
-  ~ForkedRanks() {
-    ::close(go_[1]);  // a rank still waiting for the word reads end of file and leaves
-    ::close(times_[0]);
-    for (const pid_t pid : pids_) {
-      int status = 0;
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-    }
-  }
-  ForkedRanks(const ForkedRanks&) = delete;
-  ForkedRanks& operator=(const ForkedRanks&) = delete;
-
-  /// Every rank at once.
-  void go() {
-    const std::string word(pids_.size(), 'g');
-    if (::write(go_[1], word.data(), word.size()) != static_cast<ssize_t>(word.size())) {
-      throw std::runtime_error("could not start the forked ranks of BM_WorkerStartup");
-    }
-  }
-  /// Each rank's times, once all have reported. A rank that failed reports NaN.
-  std::vector<StartupTimes> times() {
-    std::vector<StartupTimes> all(pids_.size());
-    auto* bytes = reinterpret_cast<char*>(all.data());
-    std::size_t got = 0;
-    const std::size_t want = all.size() * sizeof(StartupTimes);
-    while (got < want) {
-      const ssize_t n = ::read(times_[0], bytes + got, want - got);
-      // End of file: every rank's end of the pipe is closed before all have reported.
-      if (n == 0 || (n < 0 && errno != EINTR)) throw std::runtime_error("a forked rank of BM_WorkerStartup died");
-      if (n > 0) got += static_cast<std::size_t>(n);
-    }
-    return all;
-  }
-
- private:
-  [[noreturn]] void run_rank(data::DataLoader& loader, int workers) {
-    ::close(go_[1]);
-    ::close(times_[0]);
-    StartupTimes times;
-    char word = 0;
-    if (::read(go_[0], &word, 1) == 1) {
-      try {
-        times = start_and_stop(loader, workers);
-      } catch (...) {
-        times = StartupTimes{};
-      }
-    }
-    [[maybe_unused]] const ssize_t written = ::write(times_[1], &times, sizeof times);
-    ::_exit(0);  // no destructors: the objects are the parent's copies
-  }
-
-  std::array<int, 2> go_{-1, -1};
-  std::array<int, 2> times_{-1, -1};
-  std::vector<pid_t> pids_;
-};
 
 /// From iter() until each of `workers` new workers has delivered its first batch: the
 /// workers' start and, on Fashion-MNIST, their dataset loads, all at once as when a loader's
@@ -507,7 +337,7 @@ void BM_WorkerStartup(benchmark::State& state, const BenchConfig& config) {
     }
     data::DataLoader loader(dataset, options);
     std::optional<ForkedRanks> others;
-    if (ranks > 1) others.emplace(ranks - 1, loader, workers);
+    if (ranks > 1) others.emplace(ranks - 1, [&loader, workers] { return start_and_stop(loader, workers); });
     const double start = steady_now_s();
     if (others) others->go();
     std::vector<StartupTimes> all{start_and_stop(loader, workers)};
