@@ -3,11 +3,12 @@
 # their headers and CMake package, the dlreset command with its man page and bash completion,
 # the plot scripts and the docs.
 #
-# Headers keep their repository paths under include/dlreset ("harness/data/data_loader.h" is
-# include/dlreset/harness/data/data_loader.h), because they include one another by those paths;
-# the exported targets add include/dlreset to their users' include path, so a user writes
-# #include "harness/data/data_loader.h" exactly as dlreset's own code does.
-#
+# Headers are installed by concept under include/dlreset (data/, testing/, trace/), with the
+# umbrellas dlreset/data.h and dlreset/testing.h, whatever folder and layer they sit in here: a
+# user writes #include "dlreset/data.h", and dlreset may move its files without breaking them.
+# The installed copy of a public header is the header itself with its includes of other public
+# headers rewritten to those paths (written at configure time under the build's public/ folder).
+
 # The libraries are static, as in the build: their private dependencies (zlib, Boost.Stacktrace,
 # libdl, dlreset::sys, whose headers stay out of the install) are linked by their users, so the
 # config file finds those too.
@@ -18,7 +19,7 @@ set(dlreset_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/dlreset)
 install(TARGETS dlreset_sys dlreset_trace dlreset_data_core dlreset_data dlreset_testing
   EXPORT dlresetTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dlreset)
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # The public headers: what a training loop of its own includes (examples/own_loop), and what
 # those include. The rest (the worker back-ends, the transport, the iterators' insides) is
 # dlreset's own and may change in any release, so it is not installed. The loop below stops the
@@ -55,20 +56,47 @@ set(dlreset_public_headers
   harness/trace/stack_trace.h
   harness/trace/traced.h
   harness/trace/watched.h)
+# dlreset_public_path(<header> <out>): where a public header is installed, under include/: its
+# concept, then its path below that concept's folder here, less the torch-free core/ of data.
+function(dlreset_public_path header out)
+  string(REGEX REPLACE "^harness/data/core/" "dlreset/data/" path "${header}")
+  string(REGEX REPLACE "^harness/" "dlreset/" path "${path}")
+  set(${out} ${path} PARENT_SCOPE)
+endfunction()
+
+set(dlreset_public_dir ${PROJECT_BINARY_DIR}/public)
+set(dlreset_umbrella_data "")
+set(dlreset_umbrella_testing "")
 foreach(header IN LISTS dlreset_public_headers)
-  file(STRINGS ${PROJECT_SOURCE_DIR}/${header} includes REGEX "^#include \"harness/")
+  file(READ ${PROJECT_SOURCE_DIR}/${header} text)
+  string(REGEX MATCHALL "#include \"harness/[^\"]+\"" includes "${text}")
   foreach(line IN LISTS includes)
-    string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" included "${line}")
+    string(REGEX REPLACE "^#include \"([^\"]+)\"$" "\\1" included "${line}")
     if(NOT included IN_LIST dlreset_public_headers)
       message(FATAL_ERROR "${header} is installed and includes ${included}, which is not: a user "
                           "of the installed headers could not compile it. Add ${included} to "
                           "dlreset_public_headers in cmake/DlresetInstall.cmake, or include it "
                           "from a .cpp file instead.")
     endif()
+    dlreset_public_path(${included} included_path)
+    string(REPLACE "${line}" "#include \"${included_path}\"" text "${text}")
   endforeach()
-  get_filename_component(header_dir ${header} DIRECTORY)
-  install(FILES ${PROJECT_SOURCE_DIR}/${header} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dlreset/${header_dir})
+  dlreset_public_path(${header} path)
+  # Written only when it changed, so that nothing that includes it rebuilds for nothing.
+  file(WRITE ${dlreset_public_dir}/${path}.new "${text}")
+  configure_file(${dlreset_public_dir}/${path}.new ${dlreset_public_dir}/${path} COPYONLY)
+  file(REMOVE ${dlreset_public_dir}/${path}.new)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${header})
+  if(path MATCHES "^dlreset/data/")
+    string(APPEND dlreset_umbrella_data "#include \"${path}\"\n")
+  else()
+    string(APPEND dlreset_umbrella_testing "#include \"${path}\"\n")
+  endif()
 endforeach()
+# The umbrellas: a loop's code includes dlreset/data.h; its tests dlreset/testing.h.
+configure_file(${PROJECT_SOURCE_DIR}/cmake/umbrella_data.h.in ${dlreset_public_dir}/dlreset/data.h @ONLY)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/umbrella_testing.h.in ${dlreset_public_dir}/dlreset/testing.h @ONLY)
+install(DIRECTORY ${dlreset_public_dir}/dlreset DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT dlresetTargets NAMESPACE dlreset:: DESTINATION ${dlreset_cmake_dir})
 
 get_target_property(DLRESET_STACKTRACE_BACKEND dlreset_trace DLRESET_STACKTRACE_BACKEND)

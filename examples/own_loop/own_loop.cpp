@@ -6,7 +6,7 @@
 
 #include <optional>
 
-#include "harness/data/core/datasets/synthetic_dataset.h"
+#include "dlreset/data/datasets/synthetic_dataset.h"
 
 namespace own_loop {
 

@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "harness/data/data_loader.h"
-#include "harness/trace/traced.h"
+#include "dlreset/data/data_loader.h"
+#include "dlreset/trace/traced.h"
 
 namespace own_loop {
 

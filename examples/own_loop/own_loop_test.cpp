@@ -7,8 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/testing/failure_capture.h"
-#include "harness/testing/loader_matchers.h"
+#include "dlreset/testing.h"
 #include "own_loop.h"
 
 namespace own_loop {
