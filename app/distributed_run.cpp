@@ -90,38 +90,38 @@ class JobPeers {
 
   /// Joins the job's process group; rank 0 of --ranks starts the other ranks once its store
   /// listens. The group refers to this object, which must outlive it.
-  std::unique_ptr<dist::ProcessGroup> form_group() {
+  std::unique_ptr<distributed::ProcessGroup> form_group() {
     // A rank that died before reaching the store will never come: no need to wait out the
     // timeout to say so. Only a launcher can see it die.
-    dist::ProcessGroup::WhileWaiting while_waiting;
+    distributed::ProcessGroup::WhileWaiting while_waiting;
     if (options_.launch_ranks) {
       while_waiting = [this](std::chrono::milliseconds interval) {
         if (launcher_ && !launcher_->failed_ranks(interval).empty()) {
-          throw dist::DistError("Rank 0 of " + std::to_string(job_.world_size) +
-                                " stopped waiting for the other ranks to reach its store.");
+          throw distributed::DistError("Rank 0 of " + std::to_string(job_.world_size) +
+                                       " stopped waiting for the other ranks to reach its store.");
         }
       };
     }
     try {
-      return std::make_unique<dist::ProcessGroup>(
+      return std::make_unique<distributed::ProcessGroup>(
           job_, [this](int port) { launch_ranks(port); }, while_waiting);
-    } catch (const dist::DistError& error) {
+    } catch (const distributed::DistError& error) {
       throw with_failed_ranks(error);
     }
   }
 
   /// `error`, preceded by the ranks that had ended by then, when any had.
-  dist::DistError with_failed_ranks(const dist::DistError& error) {
+  distributed::DistError with_failed_ranks(const distributed::DistError& error) {
     // A closed connection means a rank is ending, and ending can take seconds (its workers'
     // shutdown grace, a sanitizer's exit report): wait for its status, up to the timeout, so
     // the error can name it. After a timeout, a rank still running is not ending; one more
     // second only catches one that ended at the same moment.
     const std::chrono::milliseconds grace =
-        error.cause() == dist::DistError::Cause::kPeerClosed ? job_.timeout : std::chrono::milliseconds(1000);
+        error.cause() == distributed::DistError::Cause::peer_closed ? job_.timeout : std::chrono::milliseconds(1000);
     std::vector<std::string> failed = launcher_ ? launcher_->failed_ranks(grace) : std::vector<std::string>{};
     if (rank_zero_gone()) failed.push_back(std::string("rank 0 (pid ") + rank_zero_pid_ + ") has ended");
-    if (failed.empty()) return dist::DistError(error.what());
-    return dist::DistError(joined(failed) + ", so the job stopped. " + error.what());
+    if (failed.empty()) return distributed::DistError(error.what());
+    return distributed::DistError(joined(failed) + ", so the job stopped. " + error.what());
   }
 
   /// On a rank that rank 0 started: whether rank 0 has ended (this rank has a new parent).
@@ -132,7 +132,7 @@ class JobPeers {
   void wait_for_ranks() {
     if (!launcher_) return;
     const std::vector<std::string> failed = launcher_->wait(job_.timeout);
-    if (!failed.empty()) throw dist::DistError(joined(failed) + " after sending its report.");
+    if (!failed.empty()) throw distributed::DistError(joined(failed) + " after sending its report.");
   }
 
  private:
@@ -147,7 +147,7 @@ class JobPeers {
   }
 
   const RunOptions& options_;
-  const dist::Rendezvous& job_;
+  const distributed::Rendezvous& job_;
   std::unique_ptr<RankLauncher> launcher_;
   const char* rank_zero_pid_;
   std::optional<RankZeroDeathHandler> rank_zero_death_;
@@ -155,9 +155,9 @@ class JobPeers {
 
 /// Fits this rank's DistributedSampler shard, averaging the gradients every step and the
 /// validation loss every epoch over `group`. An error names the ranks behind it.
-FashionFit fit_rank(const RunOptions& options, JobPeers& peers, dist::ProcessGroup& group, FitHooks hooks) {
-  const dist::Rendezvous& job = *options.rendezvous;
-  hooks.distributed = loops::DistributedSamplerKwargs{job.world_size, job.rank, options.seed};
+FashionFit fit_rank(const RunOptions& options, JobPeers& peers, distributed::ProcessGroup& group, FitHooks hooks) {
+  const distributed::Rendezvous& job = *options.rendezvous;
+  hooks.distributed = lightning::DistributedSamplerKwargs{job.world_size, job.rank, options.seed};
   hooks.all_reduce_gradients = [&group](at::Tensor& flat) {
     std::vector<at::Tensor> tensors{flat};
     group.all_reduce_mean(tensors);
@@ -169,7 +169,7 @@ FashionFit fit_rank(const RunOptions& options, JobPeers& peers, dist::ProcessGro
   };
   try {
     return fit_fashion_mnist(options, hooks);
-  } catch (const dist::DistError& error) {
+  } catch (const distributed::DistError& error) {
     throw peers.with_failed_ranks(error);
   } catch (const data::InterruptedError&) {
     // kRankZeroDeathSignal (or a signal of the user's): say why before the line about it.
@@ -214,30 +214,30 @@ void report_job(const RunOptions& options, const std::vector<std::string>& gathe
 
 }  // namespace
 
-void resolve_job(RunOptions& options, bool ranks_given, const dist::GetEnv& getenv) {
+void resolve_job(RunOptions& options, bool ranks_given, const distributed::GetEnv& getenv) {
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.dist_timeout_s * 1000.0));
   options.rendezvous.reset();
   options.launch_ranks = false;
-  std::optional<dist::Rendezvous> from_environment = dist::env_rendezvous(getenv);
+  std::optional<distributed::Rendezvous> from_environment = distributed::env_rendezvous(getenv);
   if (from_environment) {
     if (ranks_given && options.ranks != from_environment->world_size) {
-      throw dist::DistError("--ranks " + std::to_string(options.ranks) +
-                            " disagrees with WORLD_SIZE=" + std::to_string(from_environment->world_size) +
-                            " in the environment; drop --ranks where a launcher sets WORLD_SIZE, or give "
-                            "the same number.");
+      throw distributed::DistError("--ranks " + std::to_string(options.ranks) +
+                                   " disagrees with WORLD_SIZE=" + std::to_string(from_environment->world_size) +
+                                   " in the environment; drop --ranks where a launcher sets WORLD_SIZE, or give "
+                                   "the same number.");
     }
     from_environment->timeout = timeout;
-    dist::check_rendezvous(*from_environment);
+    distributed::check_rendezvous(*from_environment);
     if (from_environment->world_size > 1) options.rendezvous = from_environment;
     return;
   }
   if (options.ranks <= 1) return;
-  dist::Rendezvous job;
+  distributed::Rendezvous job;
   job.world_size = options.ranks;
   job.master_addr = options.master_addr;
   job.master_port = options.master_port;
   job.timeout = timeout;
-  dist::check_rendezvous(job);
+  distributed::check_rendezvous(job);
   options.rendezvous = job;
   options.launch_ranks = true;
 }
@@ -247,7 +247,7 @@ int run_rank(const RunOptions& options) {
   // error could name the rank. Python ignores SIGPIPE from its start, so a torch rank sees the
   // broken pipe as an error; so does this one (Gloo and the store then raise it).
   ::signal(SIGPIPE, SIG_IGN);
-  const dist::Rendezvous& job = *options.rendezvous;
+  const distributed::Rendezvous& job = *options.rendezvous;
   LinePrefixBuffer prefixed(std::cerr.rdbuf(), "[rank " + std::to_string(job.rank) + "] ");
   std::ostream rank_stderr(&prefixed);
   std::optional<TraceOptionsScope> tracing;
@@ -255,7 +255,7 @@ int run_rank(const RunOptions& options) {
 
   // Declared before the group, so that the group goes first and the ranks are stopped after.
   JobPeers peers(options);
-  const std::unique_ptr<dist::ProcessGroup> group = peers.form_group();
+  const std::unique_ptr<distributed::ProcessGroup> group = peers.form_group();
   RunOutput output(options, /*shows=*/job.rank == 0);
   const std::string workers =
       fmt::format("{} ranks × {} worker{}", job.world_size, options.workers, options.workers == 1 ? "" : "s");

@@ -16,10 +16,10 @@ namespace dlreset::app {
 /// MASTER_ADDR and MASTER_PORT when a launcher (or rank 0 of --ranks) set them, else from
 /// --ranks, --master-addr and --master-port (and then `launch_ranks`: this process is rank 0
 /// and starts the others); left empty for a single process, a job of one rank included.
-/// `ranks_given` says whether --ranks was on the command line. Throws dist::DistError, naming
+/// `ranks_given` says whether --ranks was on the command line. Throws distributed::DistError, naming
 /// the values and the fix, for a partial or malformed environment and for a --ranks that
 /// disagrees with WORLD_SIZE.
-void resolve_job(RunOptions& options, bool ranks_given, const dist::GetEnv& getenv);
+void resolve_job(RunOptions& options, bool ranks_given, const distributed::GetEnv& getenv);
 
 /// Fits as rank `options.rendezvous->rank`: forms the process group (rank 0 of --ranks starts
 /// the other ranks once its store listens), trains on this rank's DistributedSampler shard,

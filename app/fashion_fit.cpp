@@ -30,7 +30,7 @@ std::shared_ptr<data::DataLoader> fashion_loader(const RunOptions& options, cons
 }
 
 /// Records FashionFit::parameter_digests.
-class ParameterDigests : public loops::Callback {
+class ParameterDigests : public lightning::Callback {
  public:
   ParameterDigests(const workload::FashionMnistModule& model, std::vector<std::uint64_t>& digests)
       : model_(model), digests_(digests) {}
@@ -71,7 +71,7 @@ FashionFit fit_fashion_mnist(const RunOptions& options, const FitHooks& hooks) {
   auto train = fashion_loader(options, "train", "train", /*shuffle=*/true);
   auto val = fashion_loader(options, "t10k", "val", /*shuffle=*/false);
 
-  loops::TrainerOptions trainer;
+  lightning::TrainerOptions trainer;
   trainer.max_epochs = options.epochs;
   trainer.limit_train_batches = options.limit_train_batches;
   trainer.limit_val_batches = options.limit_val_batches;

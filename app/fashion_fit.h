@@ -22,13 +22,13 @@
 namespace dlreset::app {
 
 struct FitHooks {
-  std::vector<loops::Callback*> callbacks;
+  std::vector<lightning::Callback*> callbacks;
   profiler::Profiler* profiler = nullptr;
   /// Called once the model is built, before the fit (e.g. to print the device).
   std::function<void(const std::string& device)> on_ready;
   // Set on a rank of a multi-rank job (distributed_run.h): TrainerOptions::distributed and
   // ::reduce_mean, WorkloadOptions::all_reduce_gradients.
-  std::optional<loops::DistributedSamplerKwargs> distributed;
+  std::optional<lightning::DistributedSamplerKwargs> distributed;
   std::function<double(double)> reduce_mean;
   std::function<void(at::Tensor& flat_gradients)> all_reduce_gradients;
 };

@@ -48,9 +48,9 @@ void ProgressBar::on_train_batch_end(const data::Batch&, std::int64_t, double lo
   draw(done_ == total_);
 }
 
-void ProgressBar::on_validation_start(loops::RunningStage stage, std::int64_t num_batches) {
+void ProgressBar::on_validation_start(lightning::RunningStage stage, std::int64_t num_batches) {
   in_validation_ = true;
-  if (stage == loops::RunningStage::sanity_checking) {
+  if (stage == lightning::RunningStage::sanity_checking) {
     label_ = "Sanity Checking";
     done_ = 0;
     total_ = num_batches;
@@ -71,9 +71,9 @@ void ProgressBar::on_validation_batch_end(const data::Batch&, std::int64_t, doub
   draw(false);
 }
 
-void ProgressBar::on_validation_end(loops::RunningStage stage) {
+void ProgressBar::on_validation_end(lightning::RunningStage stage) {
   in_validation_ = false;
-  if (stage == loops::RunningStage::sanity_checking) std::fprintf(out_, "\r\033[K");
+  if (stage == lightning::RunningStage::sanity_checking) std::fprintf(out_, "\r\033[K");
 }
 
 void ProgressBar::on_train_epoch_end(int epoch) {

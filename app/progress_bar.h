@@ -12,7 +12,7 @@ namespace dlreset::app {
 
 /// "Epoch 1: 34/50 [00:02<00:01, 16.2it/s, loss=0.512]", redrawn in place at most ten times a
 /// second, then left on its own line when the epoch (and its validation) ends.
-class ProgressBar : public loops::Callback {
+class ProgressBar : public lightning::Callback {
  public:
   explicit ProgressBar(std::FILE* out = stderr) : out_(out) {}
 
@@ -20,9 +20,9 @@ class ProgressBar : public loops::Callback {
   void on_train_epoch_start(int epoch, std::int64_t num_batches) override;
   void on_train_batch_end(const data::Batch& batch, std::int64_t batch_idx, double loss) override;
   void on_train_epoch_end(int epoch) override;
-  void on_validation_start(loops::RunningStage stage, std::int64_t num_batches) override;
+  void on_validation_start(lightning::RunningStage stage, std::int64_t num_batches) override;
   void on_validation_batch_end(const data::Batch& batch, std::int64_t batch_idx, double loss) override;
-  void on_validation_end(loops::RunningStage stage) override;
+  void on_validation_end(lightning::RunningStage stage) override;
 
  private:
   using Clock = std::chrono::steady_clock;

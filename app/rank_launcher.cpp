@@ -46,8 +46,8 @@ RankLauncher::RankLauncher(RankLauncherOptions options) : options_(std::move(opt
     if (pid == 0) {
       if (!sys::die_with_parent(kRankZeroDeathSignal, launcher)) ::_exit(1);  // rank 0 died already
       ::execve("/proc/self/exe", argv.data(), envp.data());
-      static const char message[] = "dlreset: a rank could not run /proc/self/exe.\n";
-      [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, message, sizeof message - 1);
+      static const char kMessage[] = "dlreset: a rank could not run /proc/self/exe.\n";
+      [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
       ::_exit(127);
     }
     ranks_.push_back(Rank{rank, pid, false, 0});

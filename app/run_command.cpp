@@ -138,7 +138,7 @@ void add_job_options(CLI::App& run, AcceptedValues& accepted, RunOptions& option
   accepted
       .add(run.add_option("--dist-timeout", options.dist_timeout_s,
                           "Seconds a rank waits for the others to join, and for each collective"),
-           finite_number_from(dist::kMinTimeoutS))
+           finite_number_from(distributed::kMinTimeoutS))
       ->capture_default_str();
 }
 
@@ -196,7 +196,7 @@ std::optional<int> finish_run_options(RunCommandLine& run, int argc, char** argv
 #if DLRESET_HAVE_DIST
   try {
     resolve_job(options, run.app->count("--ranks") > 0, [](const char* name) { return std::getenv(name); });
-  } catch (const dist::DistError& error) {
+  } catch (const distributed::DistError& error) {
     std::cerr << "dlreset: " << error.what() << "\n";
     return kExitUsage;
   }

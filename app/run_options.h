@@ -52,7 +52,7 @@ struct RunOptions {
   double dist_timeout_s = 60.0;  ///< Bounds the rendezvous and every collective.
   /// Set when this process is one rank of a job: --ranks above 1 (this process is then rank 0
   /// and starts the others), or RANK and WORLD_SIZE in the environment.
-  std::optional<dist::Rendezvous> rendezvous;
+  std::optional<distributed::Rendezvous> rendezvous;
   bool launch_ranks = false;      ///< Rank 0 of --ranks: starts ranks 1 … N−1.
   std::vector<std::string> argv;  ///< This command line, which the ranks it starts run too.
 };

@@ -46,8 +46,8 @@ workload::WorkloadOptions workload_options(const BenchConfig& config) {
   return options;
 }
 
-loops::TrainerOptions trainer_options(const BenchConfig& config) {
-  loops::TrainerOptions trainer;
+lightning::TrainerOptions trainer_options(const BenchConfig& config) {
+  lightning::TrainerOptions trainer;
   trainer.max_epochs = config.epochs;
   trainer.limit_train_batches = config.limit_train_batches;
   trainer.limit_val_batches = config.limit_val_batches;

@@ -13,15 +13,15 @@ void DataFetcher::reset() {
 
 void DataFetcher::teardown() {
   reset();
-  if (auto* combined_loader = dataloader_as<loops::CombinedLoader>()) {
+  if (auto* combined_loader = dataloader_as<lightning::CombinedLoader>()) {
     combined_loader->reset();
   }
   if (auto* dataloader = dataloader_as<data::DataLoader>()) {
-    loops::CombinedLoader::shutdown_workers_and_reset_iterator(*dataloader);
+    lightning::CombinedLoader::shutdown_workers_and_reset_iterator(*dataloader);
   }
   dataloader_iter_ = nullptr;
 }
 
-std::shared_ptr<loops::AbstractDataFetcher> make_data_fetcher() { return std::make_shared<DataFetcher>(); }
+std::shared_ptr<lightning::AbstractDataFetcher> make_data_fetcher() { return std::make_shared<DataFetcher>(); }
 
 }  // namespace dlreset::fixed

@@ -7,12 +7,12 @@
 
 namespace dlreset::fixed {
 
-class DataFetcher : public loops::DataFetcher {
+class DataFetcher : public lightning::DataFetcher {
  public:
   DLRESET_TRACED void reset() override;
   DLRESET_TRACED void teardown() override;
 };
 
-std::shared_ptr<loops::AbstractDataFetcher> make_data_fetcher();
+std::shared_ptr<lightning::AbstractDataFetcher> make_data_fetcher();
 
 }  // namespace dlreset::fixed

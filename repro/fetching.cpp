@@ -9,17 +9,17 @@ void DataFetcher::reset() {
   batches_.clear();
   fetched_ = 0;
   done_ = false;
-  if (auto* combined_loader = dataloader_as<loops::CombinedLoader>()) {
+  if (auto* combined_loader = dataloader_as<lightning::CombinedLoader>()) {
     combined_loader->reset();
   }
   if (auto* dataloader = dataloader_as<data::DataLoader>()) {
-    loops::CombinedLoader::shutdown_workers_and_reset_iterator(*dataloader);
+    lightning::CombinedLoader::shutdown_workers_and_reset_iterator(*dataloader);
   }
   dataloader_iter_ = nullptr;
 }
 
 void DataFetcher::teardown() { reset(); }
 
-std::shared_ptr<loops::AbstractDataFetcher> make_data_fetcher() { return std::make_shared<DataFetcher>(); }
+std::shared_ptr<lightning::AbstractDataFetcher> make_data_fetcher() { return std::make_shared<DataFetcher>(); }
 
 }  // namespace dlreset::repro

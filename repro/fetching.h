@@ -7,12 +7,12 @@
 
 namespace dlreset::repro {
 
-class DataFetcher : public loops::DataFetcher {
+class DataFetcher : public lightning::DataFetcher {
  public:
   DLRESET_TRACED void reset() override;
   DLRESET_TRACED void teardown() override;
 };
 
-std::shared_ptr<loops::AbstractDataFetcher> make_data_fetcher();
+std::shared_ptr<lightning::AbstractDataFetcher> make_data_fetcher();
 
 }  // namespace dlreset::repro

@@ -24,9 +24,9 @@ LoaderReport report_of(data::DataLoader& loader, const std::vector<trace::Event>
 
 }  // namespace
 
-FitReport run_fit(Variant variant, loops::LightningModule& model,
+FitReport run_fit(Variant variant, lightning::LightningModule& model,
                   const std::shared_ptr<data::DataLoader>& train_dataloader,
-                  const std::shared_ptr<data::DataLoader>& val_dataloader, loops::TrainerOptions options) {
+                  const std::shared_ptr<data::DataLoader>& val_dataloader, lightning::TrainerOptions options) {
   trace::EventLog& log = trace::EventLog::global();
   log.clear();
   const double origin_s = log.origin_s();

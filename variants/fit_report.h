@@ -34,8 +34,8 @@ struct FitReport {
 
 /// Clears the global event log, fits with `variant` (see variants::fit) and reports. The
 /// options' callbacks run too, after the report's own recorder.
-FitReport run_fit(Variant variant, loops::LightningModule& model,
+FitReport run_fit(Variant variant, lightning::LightningModule& model,
                   const std::shared_ptr<data::DataLoader>& train_dataloader,
-                  const std::shared_ptr<data::DataLoader>& val_dataloader, loops::TrainerOptions options);
+                  const std::shared_ptr<data::DataLoader>& val_dataloader, lightning::TrainerOptions options);
 
 }  // namespace dlreset::variants

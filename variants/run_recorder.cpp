@@ -45,8 +45,8 @@ void RunRecorder::on_train_batch_end(const data::Batch& batch, std::int64_t /*ba
   }
 }
 
-void RunRecorder::on_validation_start(loops::RunningStage stage, std::int64_t /*num_batches*/) {
-  validating_ = stage == loops::RunningStage::validating;
+void RunRecorder::on_validation_start(lightning::RunningStage stage, std::int64_t /*num_batches*/) {
+  validating_ = stage == lightning::RunningStage::validating;
 }
 
 void RunRecorder::on_validation_batch_end(const data::Batch& /*batch*/, std::int64_t /*batch_idx*/, double loss) {

@@ -27,7 +27,7 @@ struct EpochRecord {
 
 /// A Callback that fills one EpochRecord per training epoch, plus the sanity check's time.
 /// Every variant calls the same hooks, so records of different variants compare directly.
-class RunRecorder : public loops::Callback {
+class RunRecorder : public lightning::Callback {
  public:
   /// `reduce_mean` (TrainerOptions::reduce_mean, set on a rank of a multi-rank job) turns each
   /// epoch's validation loss into the mean over the ranks, as a metric logged with
@@ -39,7 +39,7 @@ class RunRecorder : public loops::Callback {
   void on_train_epoch_start(int epoch, std::int64_t num_batches) override;
   void on_train_batch_end(const data::Batch& batch, std::int64_t batch_idx, double loss) override;
   void on_train_epoch_end(int epoch) override;
-  void on_validation_start(loops::RunningStage stage, std::int64_t num_batches) override;
+  void on_validation_start(lightning::RunningStage stage, std::int64_t num_batches) override;
   void on_validation_batch_end(const data::Batch& batch, std::int64_t batch_idx, double loss) override;
 
   const std::vector<EpochRecord>& epochs() const { return epochs_; }

@@ -10,17 +10,18 @@
 
 namespace dlreset::variants {
 
-using loops::call_callbacks;
-using loops::Callback;
-using loops::limited;
-using loops::RunningStage;
+using lightning::call_callbacks;
+using lightning::Callback;
+using lightning::limited;
+using lightning::RunningStage;
 
 namespace {
 
 /// `DataLoader(dataset, sampler=DistributedSampler(dataset, shuffle=shuffle), ...)` with the
 /// other arguments of `dataloader`.
 std::shared_ptr<data::DataLoader> with_distributed_sampler(const data::DataLoader& dataloader,
-                                                           const loops::DistributedSamplerKwargs& job, bool shuffle) {
+                                                           const lightning::DistributedSamplerKwargs& job,
+                                                           bool shuffle) {
   data::DistributedSamplerOptions sampler;
   sampler.num_replicas = job.num_replicas;
   sampler.rank = job.rank;
@@ -37,7 +38,7 @@ std::shared_ptr<data::DataLoader> with_distributed_sampler(const data::DataLoade
 /// moved to the model's device and handed to `step`. The iterator goes when the loop ends, as
 /// Python's does, so a loader that is not persistent shuts its workers down there.
 template <typename Step>
-void for_each_batch(data::DataLoader& dataloader, std::int64_t limit, loops::LightningModule& model, Step&& step) {
+void for_each_batch(data::DataLoader& dataloader, std::int64_t limit, lightning::LightningModule& model, Step&& step) {
   auto batches = dataloader.iter();
   for (std::int64_t batch_idx = 0; batch_idx < limit; ++batch_idx) {
     std::optional<data::Batch> batch = batches->next();
@@ -48,8 +49,8 @@ void for_each_batch(data::DataLoader& dataloader, std::int64_t limit, loops::Lig
 
 }  // namespace
 
-FitLoaders vanilla_fit(loops::LightningModule& model, std::shared_ptr<data::DataLoader> train_dataloader,
-                       std::shared_ptr<data::DataLoader> val_dataloader, const loops::TrainerOptions& options) {
+FitLoaders vanilla_fit(lightning::LightningModule& model, std::shared_ptr<data::DataLoader> train_dataloader,
+                       std::shared_ptr<data::DataLoader> val_dataloader, const lightning::TrainerOptions& options) {
   if (options.distributed) {
     train_dataloader = with_distributed_sampler(*train_dataloader, *options.distributed, /*shuffle=*/true);
     if (val_dataloader) val_dataloader = with_distributed_sampler(*val_dataloader, *options.distributed, false);
@@ -60,7 +61,7 @@ FitLoaders vanilla_fit(loops::LightningModule& model, std::shared_ptr<data::Data
   const std::int64_t val_batches =
       val_dataloader != nullptr ? limited(val_dataloader->size(), options.limit_val_batches) : 0;
   for (int epoch = 0; epoch < options.max_epochs; ++epoch) {
-    log.set_context({epoch, "fit", loops::value(RunningStage::training)});
+    log.set_context({epoch, "fit", lightning::value(RunningStage::training)});
     call_callbacks(options, [&](Callback& c) { c.on_train_epoch_start(epoch, train_batches); });
     // Before iter(): a persistent iterator draws the epoch's order when it is reset there.
     if (train_sampler != nullptr) train_sampler->set_epoch(epoch);
@@ -69,7 +70,7 @@ FitLoaders vanilla_fit(loops::LightningModule& model, std::shared_ptr<data::Data
       call_callbacks(options, [&](Callback& c) { c.on_train_batch_end(batch, batch_idx, loss); });
     });
     if (val_batches > 0) {
-      log.set_context({epoch, "fit", loops::value(RunningStage::validating)});
+      log.set_context({epoch, "fit", lightning::value(RunningStage::validating)});
       call_callbacks(options, [&](Callback& c) { c.on_validation_start(RunningStage::validating, val_batches); });
       for_each_batch(*val_dataloader, val_batches, model, [&](const data::Batch& batch, std::int64_t batch_idx) {
         const double loss = model.validation_step(batch, batch_idx);

@@ -20,7 +20,7 @@ namespace dlreset::variants {
 /// does: builds each loader again over the same dataset with a DistributedSampler (shuffled for
 /// training, in order for validation) and calls the training sampler's set_epoch before each
 /// epoch's iter(). Returns the loaders it iterated.
-FitLoaders vanilla_fit(loops::LightningModule& model, std::shared_ptr<data::DataLoader> train_dataloader,
-                       std::shared_ptr<data::DataLoader> val_dataloader, const loops::TrainerOptions& options);
+FitLoaders vanilla_fit(lightning::LightningModule& model, std::shared_ptr<data::DataLoader> train_dataloader,
+                       std::shared_ptr<data::DataLoader> val_dataloader, const lightning::TrainerOptions& options);
 
 }  // namespace dlreset::variants

@@ -44,7 +44,7 @@ const char* describe(Variant variant) {
   return "";
 }
 
-loops::DataFetcherFactory data_fetcher_factory(Variant variant) {
+lightning::DataFetcherFactory data_fetcher_factory(Variant variant) {
   switch (variant) {
     case Variant::buggy: return repro::make_data_fetcher;
     case Variant::fixed: return fixed::make_data_fetcher;
@@ -54,16 +54,16 @@ loops::DataFetcherFactory data_fetcher_factory(Variant variant) {
   throw std::invalid_argument("The vanilla variant runs no Lightning layers and has no DataFetcher.");
 }
 
-FitLoaders fit(Variant variant, loops::LightningModule& model, std::shared_ptr<data::DataLoader> train_dataloader,
-               std::shared_ptr<data::DataLoader> val_dataloader, loops::TrainerOptions options) {
+FitLoaders fit(Variant variant, lightning::LightningModule& model, std::shared_ptr<data::DataLoader> train_dataloader,
+               std::shared_ptr<data::DataLoader> val_dataloader, lightning::TrainerOptions options) {
   if (variant == Variant::vanilla) {
     return vanilla_fit(model, std::move(train_dataloader), std::move(val_dataloader), options);
   }
   options.data_fetcher = data_fetcher_factory(variant);
-  loops::Trainer trainer(std::move(options));
+  lightning::Trainer trainer(std::move(options));
   trainer.fit(model, std::move(train_dataloader), std::move(val_dataloader));
   // The Trainer's own loaders outlive it: the train one through its CombinedLoader.
-  const std::shared_ptr<loops::CombinedLoader> combined = trainer.train_dataloader();
+  const std::shared_ptr<lightning::CombinedLoader> combined = trainer.train_dataloader();
   return {std::shared_ptr<data::DataLoader>(combined, &combined->loaders()), trainer.val_dataloader()};
 }
 

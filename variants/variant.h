@@ -27,7 +27,7 @@ const std::vector<Variant>& all_variants();
 const char* describe(Variant variant);
 
 /// The DataFetcher factory of a Lightning variant; throws for vanilla, which has none.
-loops::DataFetcherFactory data_fetcher_factory(Variant variant);
+lightning::DataFetcherFactory data_fetcher_factory(Variant variant);
 
 /// The loaders a fit iterated: the ones it was given or, on a rank of a multi-rank job
 /// (TrainerOptions::distributed), the copies with this rank's DistributedSampler that replaced
@@ -40,7 +40,7 @@ struct FitLoaders {
 /// Fits `model` on the loaders with the variant: Lightning's Trainer with the variant's
 /// fetcher (sanity check, validation after each epoch, teardown), or the vanilla loop.
 /// `options.data_fetcher` is filled in here.
-FitLoaders fit(Variant variant, loops::LightningModule& model, std::shared_ptr<data::DataLoader> train_dataloader,
-               std::shared_ptr<data::DataLoader> val_dataloader, loops::TrainerOptions options);
+FitLoaders fit(Variant variant, lightning::LightningModule& model, std::shared_ptr<data::DataLoader> train_dataloader,
+               std::shared_ptr<data::DataLoader> val_dataloader, lightning::TrainerOptions options);
 
 }  // namespace dlreset::variants

@@ -9,7 +9,7 @@ void WorkaroundDataFetcher::iter() {
   prefetching();
 }
 
-std::shared_ptr<loops::AbstractDataFetcher> make_workaround_data_fetcher() {
+std::shared_ptr<lightning::AbstractDataFetcher> make_workaround_data_fetcher() {
   return std::make_shared<WorkaroundDataFetcher>();
 }
 

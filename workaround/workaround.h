@@ -16,6 +16,6 @@ class WorkaroundDataFetcher : public repro::DataFetcher {
   DLRESET_TRACED void iter() override;
 };
 
-std::shared_ptr<loops::AbstractDataFetcher> make_workaround_data_fetcher();
+std::shared_ptr<lightning::AbstractDataFetcher> make_workaround_data_fetcher();
 
 }  // namespace dlreset::workaround

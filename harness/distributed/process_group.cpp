@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <string>
 
-namespace dlreset::dist {
+namespace dlreset::distributed {
 
 struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::TCPStore> store;
@@ -133,7 +133,7 @@ DistError ProcessGroup::collective_failed(const std::string& what, const std::ex
   return DistError("Rank " + std::to_string(rendezvous_.rank) + " of " + std::to_string(rendezvous_.world_size) + ": " +
                        what + how + " (" + first_line(e) +
                        "). Another rank has probably died or stopped; its own error says why.",
-                   timed_out ? DistError::Cause::kTimedOut : DistError::Cause::kPeerClosed);
+                   timed_out ? DistError::Cause::timed_out : DistError::Cause::peer_closed);
 }
 
 void ProcessGroup::all_reduce_sum(std::vector<at::Tensor>& tensors) {
@@ -177,4 +177,4 @@ std::vector<std::string> ProcessGroup::gather_object(const std::string& object) 
   return objects;
 }
 
-}  // namespace dlreset::dist
+}  // namespace dlreset::distributed

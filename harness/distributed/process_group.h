@@ -13,7 +13,7 @@
 
 #include "harness/distributed/rendezvous.h"
 
-namespace dlreset::dist {
+namespace dlreset::distributed {
 
 /// `init_process_group("gloo", ...)` with an env:// rendezvous: rank 0 serves a c10d TCPStore on
 /// master_port and every rank joins it, then a Gloo process group forms over loopback (or
@@ -69,4 +69,4 @@ class ProcessGroup {
   int gathers_ = 0;
 };
 
-}  // namespace dlreset::dist
+}  // namespace dlreset::distributed

@@ -5,7 +5,7 @@
 #include <climits>
 #include <cstdlib>
 
-namespace dlreset::dist {
+namespace dlreset::distributed {
 
 namespace {
 
@@ -75,4 +75,4 @@ void check_rendezvous(const Rendezvous& rendezvous) {
   }
 }
 
-}  // namespace dlreset::dist
+}  // namespace dlreset::distributed

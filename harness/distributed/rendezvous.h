@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace dlreset::dist {
+namespace dlreset::distributed {
 
 /// Where a rank finds its job: what torch's env:// rendezvous reads, as torchrun sets it.
 struct Rendezvous {
@@ -32,9 +32,9 @@ class DistError : public std::runtime_error {
   /// What ended the wait. A collective fails at once when a peer's socket closes, which
   /// happens while that peer is on its way out: its launcher can then wait for its exit status
   /// instead of guessing.
-  enum class Cause { kOther, kPeerClosed, kTimedOut };
+  enum class Cause { other, peer_closed, timed_out };
 
-  explicit DistError(const std::string& what, Cause cause = Cause::kOther) : std::runtime_error(what), cause_(cause) {}
+  explicit DistError(const std::string& what, Cause cause = Cause::other) : std::runtime_error(what), cause_(cause) {}
 
   Cause cause() const { return cause_; }
 
@@ -57,4 +57,4 @@ std::optional<Rendezvous> env_rendezvous(const GetEnv& getenv);
 /// Throws DistError.
 void check_rendezvous(const Rendezvous& rendezvous);
 
-}  // namespace dlreset::dist
+}  // namespace dlreset::distributed

@@ -1,7 +1,7 @@
 // Mirrors pytorch_lightning/loops/base.py @ 1.5.0.
 #include "harness/lightning/base.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 void Loop::run(const RunArgs& args) {
   if (skip()) return;
@@ -19,4 +19,4 @@ void Loop::run(const RunArgs& args) {
   on_run_end();
 }
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

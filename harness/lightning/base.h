@@ -6,7 +6,7 @@
 
 #include "harness/trace/traced.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 class AbstractDataFetcher;
 class Trainer;
@@ -59,4 +59,4 @@ class Loop {
   Trainer* trainer_ = nullptr;
 };
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

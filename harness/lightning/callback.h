@@ -8,7 +8,7 @@
 #include "harness/data/batch.h"
 #include "harness/lightning/states.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 /// Observes a fit: progress bars, recorders of losses and sample order. The vanilla loop
 /// calls the same hooks, so one recorder serves every variant.
@@ -32,4 +32,4 @@ class Callback {
   virtual void on_exception(const std::exception& /*exception*/) {}
 };
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

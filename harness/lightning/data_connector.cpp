@@ -6,7 +6,7 @@
 
 #include "harness/lightning/trainer.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 DataConnector::DataConnector(Trainer& trainer, DataFetcherFactory select_data_fetcher)
     : trainer_(trainer), select_data_fetcher_(std::move(select_data_fetcher)) {
@@ -48,4 +48,4 @@ void DataConnector::teardown() {
   }
 }
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

@@ -8,7 +8,7 @@
 #include "harness/lightning/states.h"
 #include "harness/trace/traced.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 class Trainer;
 
@@ -37,4 +37,4 @@ class DataConnector {
   std::shared_ptr<AbstractDataFetcher> sanity_check_data_fetcher_;
 };
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

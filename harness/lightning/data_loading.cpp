@@ -3,7 +3,7 @@
 
 #include <utility>
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 bool requires_distributed_sampler(const TrainerOptions& options, data::DataLoader& dataloader) {
   return options.replace_sampler_ddp && options.distributed.has_value() &&
@@ -38,4 +38,4 @@ std::shared_ptr<data::DataLoader> prepare_dataloader(const TrainerOptions& optio
   return update_dataloader(*dataloader, std::move(sampler));
 }
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

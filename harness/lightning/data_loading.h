@@ -8,7 +8,7 @@
 #include "harness/lightning/trainer_options.h"
 #include "harness/trace/traced.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 /// `_requires_distributed_sampler`: replace_sampler_ddp is on, the strategy is distributed,
 /// and the loader's sampler is not a DistributedSampler already.
@@ -31,4 +31,4 @@ DLRESET_TRACED std::shared_ptr<data::DataLoader> prepare_dataloader(const Traine
                                                                     std::shared_ptr<data::DataLoader> dataloader,
                                                                     bool shuffle);
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

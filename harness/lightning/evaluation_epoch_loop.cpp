@@ -5,7 +5,7 @@
 
 #include "harness/lightning/trainer.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 void EvaluationEpochLoop::reset() {
   dl_max_batches_ = 0;
@@ -36,4 +36,4 @@ void EvaluationEpochLoop::advance(const RunArgs& /*args*/) {
   trainer_->call_hook([&](Callback& callback) { callback.on_validation_batch_end(fetched.batch, batch_idx, loss); });
 }
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

@@ -7,7 +7,7 @@
 #include "harness/lightning/base.h"
 #include "harness/lightning/utilities.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 /// One advance is one validation batch, up to the run's batch limit.
 class EvaluationEpochLoop : public Loop {
@@ -28,4 +28,4 @@ class EvaluationEpochLoop : public Loop {
   std::unique_ptr<FetcherEnumerator> dataloader_iter_;
 };
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

@@ -7,7 +7,7 @@
 #include "harness/lightning/data_connector.h"
 #include "harness/lightning/trainer.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 void EvaluationLoop::connect_trainer(Trainer* trainer) {
   Loop::connect_trainer(trainer);
@@ -40,4 +40,4 @@ void EvaluationLoop::on_run_end() {
   trainer_->call_hook([&](Callback& callback) { callback.on_validation_end(stage); });
 }
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

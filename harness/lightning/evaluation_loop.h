@@ -7,7 +7,7 @@
 
 #include "harness/lightning/evaluation_epoch_loop.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 /// Runs the evaluation epoch loop over each validation dataloader (here: the one), with a new
 /// fetcher every run: the sanity check, and the validation after every training epoch.
@@ -31,4 +31,4 @@ class EvaluationLoop : public Loop {
   EvaluationEpochLoop epoch_loop_;
 };
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

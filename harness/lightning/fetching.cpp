@@ -7,7 +7,7 @@
 
 #include "harness/lightning/base.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 AbstractDataFetcher::AbstractDataFetcher(int prefetch_batches) : prefetch_batches_(prefetch_batches + 1) {
   if (prefetch_batches < 0) {
@@ -88,4 +88,4 @@ FetchResult DataFetcher::fetching_function() {
   return result;
 }
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

@@ -13,7 +13,7 @@
 #include "harness/profiler/profiler.h"
 #include "harness/trace/traced.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 /// What `fetching_function` returns: the batch and whether it is the epoch's last.
 struct FetchResult {
@@ -104,4 +104,4 @@ class DataFetcher : public AbstractDataFetcher {
 /// Makes the fetcher of one variant (`DataConnector::_select_data_fetcher`).
 using DataFetcherFactory = std::function<std::shared_ptr<AbstractDataFetcher>()>;
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

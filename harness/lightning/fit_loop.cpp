@@ -8,7 +8,7 @@
 #include "harness/lightning/supporters.h"
 #include "harness/lightning/trainer.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 FitLoop::FitLoop(int max_epochs) : max_epochs_(max_epochs) {}
 
@@ -39,4 +39,4 @@ void FitLoop::advance(const RunArgs& /*args*/) {
 
 void FitLoop::on_advance_end() { ++current_epoch_; }
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

@@ -4,7 +4,7 @@
 #include "harness/lightning/base.h"
 #include "harness/lightning/training_epoch_loop.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 /// One advance is one epoch: a new fetcher from the data connector, then the epoch loop.
 class FitLoop : public Loop {
@@ -32,4 +32,4 @@ class FitLoop : public Loop {
   TrainingEpochLoop epoch_loop_;
 };
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

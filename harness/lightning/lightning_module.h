@@ -5,7 +5,7 @@
 
 #include "harness/data/batch.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 /// The model side of a fit. Lightning's automatic optimization runs backward and the
 /// optimizer step in the trainer; here `training_step` does the whole step, so the vanilla
@@ -21,4 +21,4 @@ class LightningModule {
   virtual data::Batch transfer_batch_to_device(data::Batch batch) { return batch; }
 };
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

@@ -1,7 +1,7 @@
 // Mirrors pytorch_lightning/trainer/states.py @ 1.5.0.
 #include "harness/lightning/states.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 const char* value(RunningStage stage) {
   switch (stage) {
@@ -20,4 +20,4 @@ const char* value(TrainerFn fn) {
   return "unknown";
 }
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

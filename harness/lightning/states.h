@@ -1,7 +1,7 @@
 // Mirrors pytorch_lightning/trainer/states.py @ 1.5.0: TrainerStatus, TrainerFn and RunningStage.
 #pragma once
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 /// `TrainerStatus`: set to interrupted when an exception leaves `fit`.
 enum class TrainerStatus { initializing, running, finished, interrupted };
@@ -19,4 +19,4 @@ const char* value(RunningStage stage);
 /// "fit": the profiler's report is titled with it ("FIT Profiler Report").
 const char* value(TrainerFn fn);
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

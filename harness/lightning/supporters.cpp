@@ -7,7 +7,7 @@
 #include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/lightning/apply_func.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 CombinedLoaderIterator::CombinedLoaderIterator(std::shared_ptr<data::DataLoader> loaders)
     : loaders_(std::move(loaders)) {}
@@ -40,4 +40,4 @@ void CombinedLoader::reset() {
   iterator_ = nullptr;
 }
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

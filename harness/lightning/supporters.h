@@ -9,7 +9,7 @@
 #include "harness/data/data_loader.h"
 #include "harness/trace/traced.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 /// Lightning's CombinedLoaderIterator. Creates the loader's iterator lazily, on the first
 /// batch: so `iter(combined_loader)` alone starts no workers.
@@ -54,4 +54,4 @@ class CombinedLoader : public data::BatchIterable {
   std::shared_ptr<CombinedLoaderIterator> iterator_;
 };
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

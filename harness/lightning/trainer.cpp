@@ -12,7 +12,7 @@
 #include "harness/lightning/supporters.h"
 #include "harness/trace/event_log.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 Trainer::Trainer(TrainerOptions options) : options_(std::move(options)) {
   if (options_.max_epochs < 0) {
@@ -139,4 +139,4 @@ void Trainer::post_dispatch() {
   trace::EventLog::global().set_context({});
 }
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

@@ -15,7 +15,7 @@
 #include "harness/profiler/profiler.h"
 #include "harness/trace/traced.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 class CombinedLoader;
 class DataConnector;
@@ -115,4 +115,4 @@ class Trainer {
   int current_epoch_ = 0;
 };
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

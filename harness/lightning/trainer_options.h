@@ -11,7 +11,7 @@
 #include "harness/lightning/fetching.h"
 #include "harness/profiler/profiler.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 /// The DDP strategy's `distributed_sampler_kwargs` (num_replicas is the world size, rank the
 /// global rank), and the seed `_get_distributed_sampler` reads from PL_GLOBAL_SEED.
@@ -56,4 +56,4 @@ void call_callbacks(const TrainerOptions& options, Hook&& hook) {
   for (Callback* callback : options.callbacks) hook(*callback);
 }
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

@@ -6,7 +6,7 @@
 
 #include "harness/lightning/trainer.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 TrainingEpochLoop::TrainingEpochLoop() : val_loop_(std::make_unique<EvaluationLoop>()) {}
 
@@ -66,4 +66,4 @@ void TrainingEpochLoop::on_run_end() {
   trainer_->call_hook([&](Callback& callback) { callback.on_train_epoch_end(epoch); });
 }
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

@@ -8,7 +8,7 @@
 #include "harness/lightning/evaluation_loop.h"
 #include "harness/lightning/utilities.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 /// One advance is one training batch; after the epoch's last batch it runs the validation
 /// loop (Lightning 1.5 validates from inside the training epoch).
@@ -39,4 +39,4 @@ class TrainingEpochLoop : public Loop {
   std::unique_ptr<EvaluationLoop> val_loop_;
 };
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

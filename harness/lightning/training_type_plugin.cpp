@@ -3,8 +3,8 @@
 
 #include "harness/lightning/trainer.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 void TrainingTypePlugin::start_training(Trainer& trainer) { trainer.run_stage(); }
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

@@ -3,7 +3,7 @@
 
 #include "harness/trace/traced.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 class Trainer;
 
@@ -14,4 +14,4 @@ class TrainingTypePlugin {
   DLRESET_TRACED void start_training(Trainer& trainer);
 };
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

@@ -1,7 +1,7 @@
 // Mirrors pytorch_lightning/loops/utilities.py @ 1.5.0.
 #include "harness/lightning/utilities.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 FetcherEnumerator::FetcherEnumerator(std::shared_ptr<AbstractDataFetcher> data_fetcher, std::int64_t start)
     : data_fetcher_(std::move(data_fetcher)), index_(start) {
@@ -19,4 +19,4 @@ std::unique_ptr<FetcherEnumerator> update_dataloader_iter(std::shared_ptr<Abstra
   return dataloader_iter;
 }
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

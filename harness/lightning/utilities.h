@@ -8,7 +8,7 @@
 #include "harness/lightning/fetching.h"
 #include "harness/trace/traced.h"
 
-namespace dlreset::loops {
+namespace dlreset::lightning {
 
 /// Python's `enumerate(data_fetcher, start)`: building it calls `iter(data_fetcher)` at once,
 /// and `next()` yields (index, (batch, is_last)).
@@ -27,4 +27,4 @@ class FetcherEnumerator {
 DLRESET_TRACED std::unique_ptr<FetcherEnumerator> update_dataloader_iter(
     std::shared_ptr<AbstractDataFetcher> data_fetcher, std::int64_t batch_idx);
 
-}  // namespace dlreset::loops
+}  // namespace dlreset::lightning

@@ -35,7 +35,7 @@ struct WorkloadOptions {
 /// conv(1→6, 5×5, pad 2) → relu → maxpool 2 → conv(6→16, 5×5) → relu → maxpool 2 →
 /// fc 400→120 → relu → fc 120→84 → relu → fc 84→10; cross-entropy loss. Batches move to the
 /// device with non-blocking copies when they come from pinned memory.
-class FashionMnistModule : public loops::LightningModule {
+class FashionMnistModule : public lightning::LightningModule {
  public:
   explicit FashionMnistModule(WorkloadOptions options = {});
   ~FashionMnistModule() override;

@@ -32,7 +32,7 @@ TEST(Demo, RunsAllSixStepsEndToEnd) {
   EXPECT_THAT(result.out, HasSubstr("File \"repro/fetching.cpp\", line "));
   EXPECT_THAT(result.out,
               HasSubstr("in repro::DataFetcher::reset  (mirrors pytorch_lightning/utilities/fetching.py @ 1.5.0)"));
-  EXPECT_THAT(result.out, HasSubstr("in loops::TrainingEpochLoop::on_run_start"));
+  EXPECT_THAT(result.out, HasSubstr("in lightning::TrainingEpochLoop::on_run_start"));
   // Step 5's diff moves the shutdown from reset() to teardown().
   EXPECT_THAT(result.out, HasSubstr("+void DataFetcher::teardown() {"));
   EXPECT_THAT(result.out, HasSubstr("-void DataFetcher::teardown() { reset(); }"));

@@ -189,7 +189,7 @@ TEST_P(Soak, BuggyResetReplacesTheWorkersEveryEpochWithoutLeaking) {
   auto loader = synthetic_loader(kSamples, soak_options(GetParam()));
   // What repro/'s DataFetcher::reset does at the start of every epoch (Lightning 1.5.0).
   const SoakTally tally =
-      soak(*loader, epochs, [&] { loops::CombinedLoader::shutdown_workers_and_reset_iterator(*loader); });
+      soak(*loader, epochs, [&] { lightning::CombinedLoader::shutdown_workers_and_reset_iterator(*loader); });
   const LoaderCounters counters = loader->counters();
   report("buggy", GetParam(), tally, counters);
   EXPECT_EQ(tally.short_epochs, 0);

@@ -15,7 +15,7 @@
 #include "tests/support/elapsed.h"
 #include "tests/support/held_port.h"
 
-namespace dlreset::dist {
+namespace dlreset::distributed {
 namespace {
 
 using ::testing::HasSubstr;
@@ -108,4 +108,4 @@ TEST(ProcessGroup, APortInUseIsNamed) {
 }
 
 }  // namespace
-}  // namespace dlreset::dist
+}  // namespace dlreset::distributed

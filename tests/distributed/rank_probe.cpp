@@ -13,7 +13,7 @@
 #include "harness/distributed/rendezvous.h"
 
 int main() {
-  using namespace dlreset::dist;
+  using namespace dlreset::distributed;
   try {
     std::optional<Rendezvous> rendezvous = env_rendezvous([](const char* name) { return std::getenv(name); });
     if (!rendezvous) {

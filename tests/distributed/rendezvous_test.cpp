@@ -10,7 +10,7 @@
 
 #include "harness/distributed/rendezvous.h"
 
-namespace dlreset::dist {
+namespace dlreset::distributed {
 namespace {
 
 using ::testing::HasSubstr;
@@ -82,4 +82,4 @@ TEST(CheckRendezvous, RefusesATimeoutShorterThanTheStoreCanCount) {
 }
 
 }  // namespace
-}  // namespace dlreset::dist
+}  // namespace dlreset::distributed

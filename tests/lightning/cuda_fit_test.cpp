@@ -47,7 +47,7 @@ FitReport fit_on_cuda(Variant variant, DeviceProbe& model) {
   options.pin_memory = true;
   options.start_method = data::StartMethod::fork;
   auto [train, val] = testing::image_train_val(options);
-  loops::TrainerOptions trainer = testing::short_fit(kEpochs, 4, 2);
+  lightning::TrainerOptions trainer = testing::short_fit(kEpochs, 4, 2);
   return run_fit(variant, model, train, val, trainer);
 }
 

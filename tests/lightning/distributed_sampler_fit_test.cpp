@@ -30,7 +30,7 @@ constexpr std::int64_t kBatch = 4;
 constexpr std::uint64_t kSeed = 3;
 
 /// Records the dataset indices of every batch each stage hands it, in order.
-class RecordingModule : public loops::LightningModule {
+class RecordingModule : public lightning::LightningModule {
  public:
   double training_step(const data::Batch& batch, std::int64_t) override {
     train.insert(train.end(), batch.indices.begin(), batch.indices.end());
@@ -59,10 +59,10 @@ RankRun fit_rank(Variant variant, int rank) {
   options.persistent_workers = true;
   options.start_method = data::StartMethod::fork;
   auto [train, val] = testing::synthetic_train_val(kTrainSize, kValSize, options);
-  loops::TrainerOptions trainer_options;
+  lightning::TrainerOptions trainer_options;
   trainer_options.max_epochs = kEpochs;
   trainer_options.num_sanity_val_steps = 0;
-  trainer_options.distributed = loops::DistributedSamplerKwargs{kRanks, rank, kSeed};
+  trainer_options.distributed = lightning::DistributedSamplerKwargs{kRanks, rank, kSeed};
   RecordingModule model;
   const FitLoaders ran = fit(variant, model, train, val, trainer_options);
   RankRun run;
@@ -146,12 +146,12 @@ TEST(DistributedFitLoaders, TheReMadeLoaderKeepsThePinFunction) {
     batch.indices = std::move(raw.indices);
     return batch;
   });
-  loops::TrainerOptions trainer_options;
+  lightning::TrainerOptions trainer_options;
   trainer_options.max_epochs = 1;
   trainer_options.num_sanity_val_steps = 0;
   trainer_options.data_fetcher = data_fetcher_factory(Variant::fixed);
-  trainer_options.distributed = loops::DistributedSamplerKwargs{kRanks, 0, kSeed};
-  loops::Trainer trainer(trainer_options);
+  trainer_options.distributed = lightning::DistributedSamplerKwargs{kRanks, 0, kSeed};
+  lightning::Trainer trainer(trainer_options);
   RecordingModule model;
   trainer.fit(model, train, val);
   EXPECT_EQ(pinned.load(), kTrainSize / kRanks / kBatch) << "every training batch of the shard, pinned";

@@ -40,7 +40,7 @@ FitReport fit_case(const FitCase& param, bool persistent) {
   dataset.load_work = 10000;
   options.shuffle = true;
   auto [train, val] = testing::synthetic_train_val(64, 32, options, dataset);
-  loops::TrainerOptions trainer = testing::short_fit(kEpochs, 4, 3);
+  lightning::TrainerOptions trainer = testing::short_fit(kEpochs, 4, 3);
   trainer.num_sanity_val_steps = 2;
   testing::ProbeModule model;
   return run_fit(param.variant, model, train, val, trainer);

@@ -7,7 +7,7 @@
 
 namespace dlreset::testing {
 
-class ProbeModule : public loops::LightningModule {
+class ProbeModule : public lightning::LightningModule {
  public:
   double training_step(const data::Batch& batch, std::int64_t) override { return loss(batch); }
   double validation_step(const data::Batch& batch, std::int64_t) override { return loss(batch); }

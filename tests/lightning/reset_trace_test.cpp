@@ -30,7 +30,7 @@ FitReport traced_fit(Variant variant) {
   options.persistent_workers = true;
   options.start_method = data::StartMethod::thread;
   auto [train, val] = testing::synthetic_train_val(32, 16, options);
-  loops::TrainerOptions trainer = testing::short_fit(2, 2, 2);
+  lightning::TrainerOptions trainer = testing::short_fit(2, 2, 2);
   testing::ProbeModule model;
   FitReport report = run_fit(variant, model, train, val, trainer);
   log.set_trace_options(saved);

@@ -25,8 +25,8 @@ constexpr std::int64_t kTrainBatches = 4;
 constexpr std::int64_t kValBatches = 2;
 constexpr std::int64_t kSanitySteps = 2;
 
-loops::TrainerOptions trainer_options() {
-  loops::TrainerOptions trainer = testing::short_fit(kEpochs, kTrainBatches, kValBatches);
+lightning::TrainerOptions trainer_options() {
+  lightning::TrainerOptions trainer = testing::short_fit(kEpochs, kTrainBatches, kValBatches);
   trainer.num_sanity_val_steps = kSanitySteps;
   return trainer;
 }
@@ -43,7 +43,7 @@ data::DataLoaderOptions loader_options() {
 std::map<std::string, std::int64_t> profiled_calls(Variant variant, std::string* summary) {
   auto [train, val] = testing::synthetic_train_val(32, 16, loader_options());
   profiler::SimpleProfiler profiler;
-  loops::TrainerOptions trainer = trainer_options();
+  lightning::TrainerOptions trainer = trainer_options();
   trainer.profiler = &profiler;
   testing::ProbeModule model;
   run_fit(variant, model, train, val, trainer);
@@ -90,7 +90,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, TrainerProfiler, ::testing::Values(Variant::b
 /// starts and no epoch hook runs; the sanity check still does.
 TEST(TrainerWithNothingToTrain, RunsNoEpochAndStartsNoTrainWorker) {
   auto [train, val] = testing::synthetic_train_val(32, 16, loader_options());
-  loops::TrainerOptions trainer = trainer_options();
+  lightning::TrainerOptions trainer = trainer_options();
   trainer.limit_train_batches = 0;
   testing::ProbeModule model;
   const FitReport report = run_fit(Variant::buggy, model, train, val, trainer);
@@ -109,7 +109,7 @@ class FailingModule : public testing::ProbeModule {
   }
 };
 
-class ExceptionCounter : public loops::Callback {
+class ExceptionCounter : public lightning::Callback {
  public:
   void on_exception(const std::exception& exception) override {
     ++exceptions;
@@ -125,7 +125,7 @@ class ExceptionCounter : public loops::Callback {
 /// then leaves fit; on_fit_end does not run.
 TEST(TrainerException, CallsOnExceptionOnceAndLetsTheExceptionGoOn) {
   auto [train, val] = testing::synthetic_train_val(32, 16, loader_options());
-  loops::TrainerOptions trainer = trainer_options();
+  lightning::TrainerOptions trainer = trainer_options();
   ExceptionCounter counter;
   trainer.callbacks.push_back(&counter);
   FailingModule model;

@@ -27,7 +27,7 @@ FitReport fit_cnn(Variant variant, int workers) {
   options.num_workers = workers;
   options.persistent_workers = workers > 0;
   auto [train, val] = testing::image_train_val(options);
-  loops::TrainerOptions trainer = testing::short_fit(3, 4, 2);
+  lightning::TrainerOptions trainer = testing::short_fit(3, 4, 2);
   workload::WorkloadOptions workload;
   workload.device = "cpu";
   workload.seed = 7;

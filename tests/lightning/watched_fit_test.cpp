@@ -35,7 +35,7 @@ struct WatchedFit {
     auto loaders = synthetic_train_val(64, 32, options);
     train = std::make_unique<LoaderWatch>(loaders.train);
     val = std::make_unique<LoaderWatch>(loaders.val);
-    loops::TrainerOptions trainer = testing::short_fit(kEpochs, 4, 3);
+    lightning::TrainerOptions trainer = testing::short_fit(kEpochs, 4, 3);
     ProbeModule model;
     run_fit(variant, model, loaders.train, loaders.val, trainer);
   }
@@ -78,7 +78,7 @@ TEST(WatchedBuggyFit, FailsTheSameExpectationsWithTheTracebackThatIsWhy) {
   EXPECT_THAT(failures[2], HasSubstr("expected 0 iterator resets before teardown, seen 2"));
   EXPECT_THAT(failures[2], HasSubstr("This traceback is why (reset 2 of 2)"));
   EXPECT_THAT(failures[2], HasSubstr("in repro::DataFetcher::reset\n"));
-  EXPECT_THAT(failures[2], HasSubstr("in loops::TrainingEpochLoop::on_run_start\n"));
+  EXPECT_THAT(failures[2], HasSubstr("in lightning::TrainingEpochLoop::on_run_start\n"));
   // The sanity check and every validation start the validation workers again.
   EXPECT_THAT(*fit.val, SpawnedWorkersTimes((kEpochs + 1) * kWorkers));
   EXPECT_THAT(*fit.val, ResetBeforeTeardownTimes(kEpochs));

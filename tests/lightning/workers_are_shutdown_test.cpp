@@ -18,7 +18,7 @@ FitReport lightning_scenario(Variant variant, bool persistent_workers) {
   options.num_workers = 1;
   options.persistent_workers = persistent_workers;
   auto [train, val] = testing::synthetic_train_val(64, 64, options);
-  loops::TrainerOptions trainer = testing::short_fit(3, 2, 2);
+  lightning::TrainerOptions trainer = testing::short_fit(3, 2, 2);
   testing::ProbeModule model;
   return run_fit(variant, model, train, val, trainer);
 }

@@ -47,7 +47,7 @@ struct Trajectory {
   std::vector<double> losses;
 };
 
-class LossRecorder : public loops::Callback {
+class LossRecorder : public lightning::Callback {
  public:
   explicit LossRecorder(std::vector<double>* losses) : losses_(losses) {}
   void on_train_batch_end(const data::Batch& /*batch*/, std::int64_t /*batch_idx*/, double loss) override {
@@ -83,7 +83,7 @@ Trajectory run_dlreset(const app::RunOptions& run) {
                                                                                                           "train")),
                                                   loader);
   LossRecorder recorder(&result.losses);
-  loops::TrainerOptions trainer;
+  lightning::TrainerOptions trainer;
   trainer.max_epochs = 1;
   trainer.limit_train_batches = kBatches;
   trainer.callbacks = {&recorder};

@@ -46,7 +46,8 @@ TEST(StackCapture, FramesNameTheCallerWithFileAndLine) {
 }
 
 TEST(ShortFunctionName, DropsParametersReturnTypeAndPrefix) {
-  EXPECT_EQ(short_function_name("dlreset::loops::Loop::run(dlreset::loops::RunArgs const&)"), "loops::Loop::run");
+  EXPECT_EQ(short_function_name("dlreset::lightning::Loop::run(dlreset::lightning::RunArgs const&)"),
+            "lightning::Loop::run");
   EXPECT_EQ(short_function_name("void dlreset::repro::DataFetcher::reset()"), "repro::DataFetcher::reset");
   EXPECT_EQ(short_function_name("(anonymous namespace)::helper(int)"), "{anonymous}::helper");
   EXPECT_EQ(short_function_name("std::function<void ()>::operator()() const"), "std::function<void ()>::operator()");
