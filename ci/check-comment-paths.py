@@ -7,7 +7,7 @@ CMake file must name a file or folder, read from the repository's root, from the
 file's folder or from any folder above it. Not checked: #include lines (the compiler checks
 them), paths of the mirrored upstream code (a path followed by `@ <version>`, or under torch/,
 pytorch_lightning/ and the other upstream roots below), system headers, and what the scripts
-write (out/, OUTDIR/) or install (include/).
+write (out/, OUTDIR/) or install (include/, and the installed headers' dlreset/).
 
     ci/check-comment-paths.py [--root DIR]
 
@@ -28,7 +28,7 @@ COMMENT = re.compile(r"(//|#(?!include)|^\s*\*)")
 # headers, and what the scripts write or install.
 ELSEWHERE = {"torch", "pytorch_lightning", "lightning", "ATen", "c10", "test", "transformers", "src", "sys",
              "gtest", "gmock", "fmt", "benchmark", "CLI", "nlohmann", "boost", "linux", "multiprocessing",
-             "utilities", "trainer", "loops", "out", "OUTDIR", "include"}
+             "utilities", "trainer", "loops", "out", "OUTDIR", "include", "dlreset"}
 
 
 def found(root, source, path):
