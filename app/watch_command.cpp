@@ -288,7 +288,9 @@ std::string watch_man_page_sections() {
                      ".TP\n.B DLRESET_WATCH_SOCKET\n"
                      "Set for the watched program: the socket its Python processes report to.\n"
                      ".SH FILES\n.TP\n.I /usr/share/dlreset/python/sitecustomize.py\n"
-                     "The Python hook (from the Debian package).\n"
+                     "The Python hook's bootstrap (from the Debian package).\n"
+                     ".TP\n.I /usr/share/dlreset/python/_dlreset_hook/\n"
+                     "The Python hook's channel, state and patches, which the bootstrap loads.\n"
                      ".SH SEE ALSO\ndlreset(1); docs/watch.md in the docs of dlreset.\n",
                      kExitGateFailed);
 }
@@ -359,8 +361,8 @@ int watch_command(const WatchCommandOptions& options) {
     if (const std::optional<std::string> dir = watch::find_hook_dir()) {
       watch_options.python_hook_dir = *dir;
     } else {
-      hook_note = "off: its files were not found (share/dlreset/python/sitecustomize.py beside the binary's bin/, or "
-                  "DLRESET_WATCH_HOOK_DIR); reinstall dlreset-watch";
+      hook_note = "off: its files were not found (share/dlreset/python/sitecustomize.py and _dlreset_hook/ beside the "
+                  "binary's bin/, or DLRESET_WATCH_HOOK_DIR); reinstall dlreset-watch";
     }
   }
   std::optional<LiveRespawns> live;

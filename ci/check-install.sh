@@ -22,6 +22,8 @@ for file in lib/cmake/dlreset/dlresetConfig.cmake lib/cmake/dlreset/dlresetConfi
             include/dlreset/testing/loader_matchers.h include/dlreset/data/datasets/synthetic_dataset.h \
             bin/dlreset share/man/man1/dlreset.1.gz share/bash-completion/completions/dlreset \
             share/dlreset/plots/plot_workers.py \
+            share/dlreset/python/sitecustomize.py share/dlreset/python/_dlreset_hook/__init__.py \
+            share/dlreset/python/_dlreset_hook/patches.py \
             share/doc/dlreset/README.md; do
   [ -f "$prefix/$file" ] || { echo "check-install.sh: the install has no $file." >&2; exit 1; }
 done

@@ -69,6 +69,11 @@ expect spawn.txt "spawn run" "^train +2 +0 \+ 1 +2 +2$"
 expect spawn.txt "spawn run" "^val +2 +0 \+ 1 +2 +2$"
 
 echo "== dlreset-watch (no LibTorch; the Python hook found beside the binary)"
+# The hook is its bootstrap and the private package beside it: the watcher needs both.
+for file in sitecustomize.py _dlreset_hook/__init__.py _dlreset_hook/patches.py; do
+  [ -f "$work/root/usr/share/dlreset/python/$file" ] ||
+    { echo "check-package.sh: $watch_deb has no usr/share/dlreset/python/$file." >&2; status=1; }
+done
 "$watcher" --version | tee watch-version.txt
 expect watch-version.txt "dlreset-watch --version" "^dlreset-watch [0-9]+\.[0-9]+\.[0-9]+$"
 if ldd "$watcher" | grep -Eq 'libtorch|libc10'; then

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""The Python hook of `dlreset watch` (watch/hook/python/sitecustomize.py), inside real programs.
+"""The Python hook of `dlreset watch` (watch/hook/python/sitecustomize.py, the bootstrap, and its
+package watch/hook/python/_dlreset_hook/), inside real programs.
 
 Each test runs a small program twice, as the watcher runs it (the hook's folder first on
 PYTHONPATH, its socket in DLRESET_WATCH_SOCKET, here a socket this test reads) and as it runs
@@ -26,6 +27,8 @@ import unittest
 
 PYTHON = "/usr/bin/python3"
 HOOK_DIR = None
+# The hook's private package, beside its sitecustomize.py in HOOK_DIR.
+HOOK_PACKAGE = "_dlreset_hook"
 # A program of these tests imports torch: a second or two each on a small machine.
 TIMEOUT_S = 120
 
@@ -191,7 +194,7 @@ class HookTest(unittest.TestCase):
                 class Broken:
                     def send(self, event):
                         raise RuntimeError("the hook's own bug")
-                hook["_channel"] = Broken()
+                hook["HOOK"].channel = Broken()
                 open(sys.argv[1], "w").close()  # the test's proof that the hook was broken
             loader = DataLoader(list(range(8)), batch_size=4, num_workers=1, persistent_workers=True)
             print([batch.tolist() for batch in loader])
@@ -286,6 +289,75 @@ class HookTest(unittest.TestCase):
         for event in events:
             for frame in event.get("stack", []):
                 self.assertNotIn("sitecustomize", frame[0])
+                self.assertNotIn(HOOK_PACKAGE, frame[0])
+
+    def test_the_hooks_package_is_hidden_from_the_program_before_and_after_torch(self):
+        # The program looks for the package by name, in sys.modules, on its path and in the path
+        # finders' cache, before it imports torch and after: unwatched and watched alike, it
+        # finds nothing, while the watched run's hook did load the package's patches.
+        program = self.program("looks.py", """\
+            import importlib.util, sys
+
+            def look(when):
+                found = importlib.util.find_spec("%s")
+                print(when, found.origin if found else None,
+                      sorted(name for name in sys.modules if "%s" in name),
+                      sorted(entry for entry in sys.path_importer_cache if "%s" in entry))
+                try:
+                    import %s
+                    print(when, "imported", %s.__file__)
+                except ImportError as error:
+                    print(when, type(error).__name__, error.name)
+
+            look("before")
+            from torch.utils.data import DataLoader
+            print([batch.tolist() for batch in DataLoader(list(range(4)), batch_size=2)])
+            look("after")
+            """ % ((HOOK_PACKAGE,) * 5))
+        events = self.assert_same_run([PYTHON, program])
+        patched = [event for event in events if event["kind"] == "patched"]
+        self.assertEqual(len(patched), 1)
+        self.assertEqual(self.kinds(events).count("hook_error"), 0)
+        self.assertEqual(self.kinds(events).count("iterator_made"), 1)
+
+    def test_a_start_imports_only_the_hooks_own_modules_beside_the_programs(self):
+        # -X importtime names every module a start imports, also those taken off sys.modules
+        # again: watched, a start imports the program's, the bootstrap and the package's channel
+        # and state (for the hello), and the built-in _socket, nothing more; the patches wait.
+        def imported(watched):
+            run = self.run_program([PYTHON, "-X", "importtime", "-c", "pass"], watched=watched)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            lines = [line.split("|")[-1] for line in run.stderr.splitlines() if line.startswith("import time:")]
+            return [line.strip() for line in lines[1:]]  # the first line is the header
+
+        plain = imported(watched=False)
+        hooked = imported(watched=True)
+        self.assertEqual(len(self.listener.events()), 1)  # the hello
+        own = ["_dlreset_hook", "_dlreset_hook.channel", "_dlreset_hook.state", "_socket"]
+        self.assertEqual(sorted(name for name in hooked if name in own), own)
+        self.assertEqual(hooked.count("sitecustomize"), plain.count("sitecustomize") + 1)
+        self.assertEqual(sorted(name for name in hooked if name not in own + ["sitecustomize"]),
+                         sorted(name for name in plain if name != "sitecustomize"))
+
+    def test_a_program_module_named_like_the_hooks_package_stays_the_programs(self):
+        # The hook's folder is first on PYTHONPATH while Python starts: the package must shadow
+        # nothing the program imports later, and a clash switches the hook off, never the program.
+        own = os.path.join(self.dir, "own")
+        os.mkdir(own)
+        with open(os.path.join(own, HOOK_PACKAGE + ".py"), "w") as f:
+            f.write("WHOSE = 'the program'\n")
+        program = self.program("clash.py", """\
+            import %s
+            print(%s.WHOSE, %s.__file__)
+            from torch.utils.data import DataLoader
+            print([batch.tolist() for batch in DataLoader(list(range(4)), batch_size=2)])
+            """ % ((HOOK_PACKAGE,) * 3))
+        env = dict(os.environ, PYTHONPATH=own)
+        events = self.assert_same_run([PYTHON, program], env=env)
+        errors = [event for event in events if event["kind"] == "hook_error"]
+        self.assertEqual(len(errors), 1)
+        self.assertIn("a module of its own named %s" % HOOK_PACKAGE, errors[0]["error"])
+        self.assertEqual(self.kinds(events).count("patched"), 0)
 
 
 def main():

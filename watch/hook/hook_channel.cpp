@@ -20,6 +20,10 @@ namespace {
 /// not read yet must fit: a stack of 64 frames is some 10 KiB, and 4 MiB holds hundreds.
 constexpr int kReceiveBufferBytes = 4 << 20;
 
+/// The hook's private package beside its sitecustomize.py (watch/hook/python/_dlreset_hook/),
+/// which the bootstrap loads its channel, state and patches from.
+constexpr const char* kHookPackage = "_dlreset_hook";
+
 /// The largest datagram read: the hook keeps its events far below this.
 constexpr std::size_t kMaxDatagramBytes = 1 << 20;
 
@@ -35,7 +39,10 @@ std::optional<std::string> find_hook_dir() {
     dir = std::filesystem::path(bin).parent_path() / "share" / "dlreset" / "python";
   }
   std::error_code error;
-  if (!std::filesystem::is_regular_file(dir / "sitecustomize.py", error)) return std::nullopt;
+  if (!std::filesystem::is_regular_file(dir / "sitecustomize.py", error) ||
+      !std::filesystem::is_regular_file(dir / kHookPackage / "__init__.py", error)) {
+    return std::nullopt;
+  }
   return std::filesystem::weakly_canonical(dir, error).string();
 }
 

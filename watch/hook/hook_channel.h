@@ -15,9 +15,9 @@ namespace dlreset::watch {
 /// The variable that carries the socket's path to the hook.
 inline constexpr const char* kHookSocketVariable = "DLRESET_WATCH_SOCKET";
 
-/// Where the hook's sitecustomize.py lies: DLRESET_WATCH_HOOK_DIR when set, else
-/// `share/dlreset/python` beside the running binary's `bin/` (the build tree has the same
-/// layout as an install). Nothing when the file is not there.
+/// Where the hook's files lie, its sitecustomize.py and its package `_dlreset_hook/` beside it:
+/// DLRESET_WATCH_HOOK_DIR when set, else `share/dlreset/python` beside the running binary's
+/// `bin/` (the build tree has the same layout as an install). Nothing when either is not there.
 std::optional<std::string> find_hook_dir();
 
 class HookChannel {

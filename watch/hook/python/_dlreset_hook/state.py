@@ -1,0 +1,81 @@
+# The hook's per-process state: one HookState, HOOK, that holds all a process's hook keeps between
+# two events. A forked process (a DataLoader's fork worker) inherits it, socket and all.
+#
+# Loaded at the program's start with channel.py, for the hello: it imports nothing that is not
+# loaded already (os, sys, the package's channel module).
+
+import os
+import sys
+
+from .channel import Channel, builtin
+
+PROTOCOL = 1
+
+
+def _now():
+    clock = sys.modules.get("time")
+    return clock.monotonic() if clock is not None else None
+
+
+class HookState(object):
+    """The channel, whether the hook is switched off, and what it keeps of the program's objects
+    to name them and to tell one pass from the next. Only weak references and ids: the hook must
+    not keep alive what the program let go."""
+
+    def __init__(self):
+        self.channel = None
+        self.switched_off = False
+        # id(object) -> (a weak reference to it, or None where it takes none; its key, e.g. "L1")
+        self.keys = {}
+        # key prefix ("L", "I", "S") -> the last number given
+        self.counters = {}
+        # id(sampler) -> (its weak ref, the weak ref of the iterator of its latest pass, its epoch then)
+        self.latest_pass = {}
+        # thread id -> a weak ref to the loader whose _get_iterator is running in it
+        self.making = {}
+        # iterator key -> the key of the loader it was made for
+        self.iterator_loader = {}
+        # the DataLoader subclasses already reported as defining _iterator themselves
+        self.reported_classes = set()
+
+    def start(self, path):
+        """Opens the channel to the watcher's socket at `path`; False when it cannot."""
+        self.channel = Channel(path)
+        return self.channel.open()
+
+    def emit(self, kind, fields):
+        if self.channel is None or self.switched_off:
+            return
+        environ = os.environ
+        event = {"v": PROTOCOL, "kind": kind, "pid": os.getpid(), "t": _now(),
+                 "rank": environ.get("RANK"), "local_rank": environ.get("LOCAL_RANK")}
+        event.update(fields)
+        self.channel.send(event)
+
+    def hook_error(self, where, error):
+        """An error of the hook's own: tell the watcher, and patch nothing more."""
+        try:
+            self.emit("hook_error", {"where": where, "error": "%s: %s" % (type(error).__name__, error)})
+        except Exception:
+            pass
+        self.switched_off = True
+
+    def key(self, obj, prefix):
+        """The name this process gives `obj`: the prefix and a count, e.g. "L1" (never the
+        object's repr: that would run the program's code)."""
+        entry = self.keys.get(id(obj))
+        if entry is not None:
+            ref, key = entry
+            if ref is None or ref() is obj:
+                return key
+        self.counters[prefix] = self.counters.get(prefix, 0) + 1
+        key = "%s%d" % (prefix, self.counters[prefix])
+        try:
+            ref = builtin("_weakref").ref(obj)
+        except TypeError:
+            ref = None
+        self.keys[id(obj)] = (ref, key)
+        return key
+
+
+HOOK = HookState()
