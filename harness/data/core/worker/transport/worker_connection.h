@@ -21,11 +21,11 @@
 namespace dlreset::data::detail {
 
 /// Everything the main process keeps to talk to one worker: a task with a free slot that fits
-/// goes as a descriptor on the task ring (descriptor_ring.h), anything else over the socket, each
-/// with its place in the one order of that direction (message_order.h); what comes back is
-/// popped in its order, whichever way it came. It waits for nothing itself: the pool waits for
-/// all its workers at once (worker/readiness_set.h), reads the connections that are ready, and decides
-/// what a wait for room to send does meanwhile.
+/// goes as a descriptor on the task ring (descriptor_ring.h), anything else over the socket,
+/// each with its place in the one order of that direction (message_order.h); what comes back
+/// is popped in its order, whichever way it came. It waits for nothing itself: the pool waits
+/// for all its workers at once (worker/readiness_set.h), reads the connections that are ready,
+/// and decides what a wait for room to send does meanwhile.
 class WorkerConnection {
  public:
   WorkerConnection() = default;
