@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "harness/data/core/worker/transport_stats.h"
+#include "harness/data/core/worker/transport/transport_stats.h"
 
 namespace dlreset::data {
 

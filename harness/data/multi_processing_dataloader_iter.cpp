@@ -93,7 +93,7 @@ void MultiProcessingDataLoaderIter::reset(bool first_iter) {
   BaseDataLoaderIter::reset(first_iter);
   send_idx_ = 0;
   rcvd_idx_ = 0;
-  for (std::optional<WorkerResult>& held : held_results_) held.reset();
+  held_results_.clear();
   tasks_outstanding_ = 0;
   worker_queue_idx_ = 0;
   if (!first_iter) {
@@ -108,10 +108,6 @@ void MultiProcessingDataLoaderIter::reset(bool first_iter) {
     }
   }
   for (int i = 0; i < prefetch_factor_ * num_workers_; ++i) try_put_index();
-}
-
-std::optional<WorkerResult>& MultiProcessingDataLoaderIter::held_result(std::int64_t send_idx) {
-  return held_results_[static_cast<std::size_t>(send_idx % static_cast<std::int64_t>(held_results_.size()))];
 }
 
 void MultiProcessingDataLoaderIter::try_put_index() {
@@ -199,12 +195,7 @@ std::optional<WorkerResult> MultiProcessingDataLoaderIter::next_result() {
                             "' was asked for a batch after its workers were shut down. Ask the "
                             "DataLoader for a new iterator.");
     }
-    std::optional<WorkerResult>& held = held_result(rcvd_idx_);
-    if (held) {
-      WorkerResult result = std::move(*held);
-      held.reset();
-      return process_data(std::move(result));
-    }
+    if (std::optional<WorkerResult> held = held_results_.take(rcvd_idx_)) return process_data(std::move(*held));
     WorkerResult result = get_data();
     const detail::MessageType type = result.message.type;
     if (type != detail::MessageType::batch && type != detail::MessageType::error) continue;
@@ -215,7 +206,7 @@ std::optional<WorkerResult> MultiProcessingDataLoaderIter::next_result() {
       if (send_idx < rcvd_idx_ || send_idx >= send_idx_) continue;
       // Came back early: keep it until its turn.
       ++results_held_for_their_turn_;
-      held_result(send_idx) = std::move(result);
+      held_results_.put(send_idx, std::move(result));
       continue;
     }
     return process_data(std::move(result));

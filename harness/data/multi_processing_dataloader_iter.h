@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/data/base_dataloader_iter.h"
+#include "harness/data/core/worker/transport/ordered_buffer.h"
 #include "harness/data/core/worker/worker_pool.h"
 #include "harness/data/iterator_stats.h"
 #include "harness/data/pin_memory_thread.h"
@@ -53,8 +54,6 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   void try_put_index();
   /// `index_queue.put`: straight to the pool, or through the pin-memory thread while it runs.
   void put(int worker_id, const detail::Message& message);
-  /// Where the result of task `send_idx` waits for its turn.
-  std::optional<WorkerResult>& held_result(std::int64_t send_idx);
   /// `_get_data`: the next result from any worker (through the pin-memory thread, where there
   /// is one), honouring the timeout.
   WorkerResult get_data();
@@ -71,12 +70,11 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   std::int64_t send_idx_ = 0;  ///< Next task's index.
   std::int64_t rcvd_idx_ = 0;  ///< Next index to hand out.
   /// What PyTorch keeps in _task_info that dlreset needs: a result that arrived before its
-  /// turn, at its send_idx modulo prefetch_factor × num_workers. Index batches pending
-  /// (send_idx_ - rcvd_idx_) never exceed that, so no two held results share a place, and a
-  /// ring allocates nothing per batch where a map allocated a node. (PyTorch also keeps each
-  /// task's worker, to skip tasks of a worker it has given up on; dlreset never gives up on one:
-  /// a dead worker ends the epoch with an error.)
-  std::vector<std::optional<WorkerResult>> held_results_;
+  /// turn, at its send_idx. Index batches pending (send_idx_ - rcvd_idx_) never exceed
+  /// prefetch_factor × num_workers, the buffer's capacity, so keeping one allocates nothing.
+  /// PyTorch also keeps each task's worker, to skip tasks of a worker it has given up on;
+  /// dlreset never gives up on one: a dead worker ends the epoch with an error.
+  detail::OrderedBuffer<WorkerResult> held_results_;
   /// The next task, kept so that its indices reuse their buffer from batch to batch.
   detail::Message task_;
   /// `_tasks_outstanding`: index batches sent whose result has not come back. PyTorch asserts

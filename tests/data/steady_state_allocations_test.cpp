@@ -110,7 +110,7 @@ class SteadyState : public ::testing::TestWithParam<Backend> {};
 /// lie in a process worker's slot or in a pool (a thread worker's, or the main process's
 /// without workers), and are lent on to the tensors, which need no owner of their own; the
 /// index list a batch keeps comes from a pool too, and the sample shape lies in the batch
-/// itself (SampleShape). Task messages, the poll set, the held results and the frame being
+/// itself (SampleShape). Task messages, the wait set, the held results and the frame being
 /// sent reuse their buffers. Before this count existed a batch cost 14 (fork, spawn) and 78
 /// (thread, with this synthetic dataset) beyond LibTorch's tensors; the index list and the
 /// sample shape were the last 2.

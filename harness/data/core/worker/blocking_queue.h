@@ -13,8 +13,8 @@ namespace dlreset::data::detail {
 
 /// The thread back-end's stand-in for a multiprocessing.Queue (like LibTorch's
 /// torch/data/detail/queue.h, plus a timed pop for the DataLoader's timeout). Its items lie in
-/// one buffer that keeps its capacity, where a deque of messages took a new block every second
-/// push: the steady state of a loader allocates nothing here.
+/// one buffer that keeps its capacity (a deque would take a new block every second push of a
+/// message): the steady state of a loader allocates nothing here.
 template <typename T>
 class BlockingQueue {
  public:

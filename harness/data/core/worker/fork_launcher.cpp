@@ -10,10 +10,11 @@
 #include <vector>
 
 #include "harness/data/core/errors.h"
+#include "harness/data/core/worker/process_endpoint.h"
 #include "harness/data/core/worker/process_launch.h"
 #include "harness/data/core/worker/transport/parent_only_fds.h"
-#include "harness/data/core/worker/transport/process_endpoint.h"
 #include "harness/sys/child_process.h"
+#include "harness/sys/unique_fd.h"
 
 namespace dlreset::data::detail {
 
@@ -45,7 +46,8 @@ struct ParentOnly {
     return fd == child_fd || (slots && (fd == slots->task_bell_fd() || fd == slots->answer_bell_fd()));
   };
   for (const int fd : parent_only.fds) {
-    if (!own(fd)) ::close(fd);
+    // The child's copy, owned only to be closed.
+    if (!own(fd)) sys::UniqueFd(fd).reset();
   }
   // Its own slots stay mapped (inherited); the other workers' are theirs alone.
   for (const auto& [base, bytes] : parent_only.mappings) {

@@ -1,15 +1,34 @@
-// Starting one worker process: fork_launcher.cpp and spawn_launcher.cpp.
+// Starting one worker process: process_start.cpp, fork_launcher.cpp and spawn_launcher.cpp.
 #pragma once
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <memory>
 
 #include "harness/data/core/worker/transport/shared_slots.h"
 #include "harness/data/core/worker/transport/socket_channel.h"
+#include "harness/data/core/worker/transport/worker_connection.h"
 #include "harness/data/core/worker/worker_pool.h"
+#include "harness/data/core/worker/worker_process.h"
 
 namespace dlreset::data::detail {
+
+/// Most bytes of shared-memory slots one worker gets: fewer slots for large batches (a
+/// 60000-sample Fashion-MNIST batch is 189 MB), but always one.
+inline constexpr std::size_t kMaxSlotBytesPerWorker = std::size_t{256} << 20;
+
+/// A process worker as the main process holds it: the child's lifecycle and the transport to it.
+struct ProcessWorker {
+  WorkerProcess process;
+  WorkerConnection connection;
+};
+
+/// Starts worker `launch` by `method` (fork or spawn): its socket, its shared-memory slots (as
+/// many as the launch asks for, within kMaxSlotBytesPerWorker), and its process. Throws
+/// DataLoaderError naming the worker and the loader when one of them cannot be made; nothing it
+/// made is left open then.
+ProcessWorker start_process_worker(StartMethod method, const WorkerLaunch& launch);
 
 /// Forks a worker that runs the worker loop on the inherited dataset copy. The child runs no
 /// LibTorch code (a fork after LibTorch's thread pools started is unsafe for OpenMP) and

@@ -15,8 +15,8 @@
 #include <utility>
 
 #include "harness/data/core/datasets/dataset.h"
+#include "harness/data/core/worker/process_endpoint.h"
 #include "harness/data/core/worker/process_launch.h"
-#include "harness/data/core/worker/transport/process_endpoint.h"
 
 namespace dlreset::data::detail {
 

@@ -39,11 +39,10 @@ WorkerDeathWatch& WorkerDeathWatch::global() {
 }
 
 void WorkerDeathWatch::adopt_if_forked() {
-  if (epoll_fd_ < 0 || made_by_ == ::getpid()) return;
+  if (epoll_fd_.get() < 0 || made_by_ == ::getpid()) return;
   // Our copy of the parent's descriptor may go, but no change may reach the parent's set.
-  unregister_parent_only_fd(epoll_fd_);
-  ::close(epoll_fd_);
-  epoll_fd_ = -1;
+  unregister_parent_only_fd(epoll_fd_.get());
+  epoll_fd_.reset();
   holders_ = 0;
   entries_.clear();
   watched_.store(0);
@@ -53,17 +52,17 @@ void WorkerDeathWatch::adopt_if_forked() {
 int WorkerDeathWatch::hold(const std::string& loader) {
   const std::lock_guard<std::mutex> lock(mutex_);
   adopt_if_forked();
-  if (epoll_fd_ < 0) {
-    epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-    if (epoll_fd_ < 0) {
+  if (epoll_fd_.get() < 0) {
+    epoll_fd_.reset(::epoll_create1(EPOLL_CLOEXEC));
+    if (epoll_fd_.get() < 0) {
       throw DataLoaderError("Cannot create the epoll descriptor that watches the DataLoader workers of loader '" +
                             loader + "': " + std::strerror(errno) + ". Raise the limit on open files (ulimit -n).");
     }
     made_by_ = ::getpid();
-    register_parent_only_fd(epoll_fd_);
+    register_parent_only_fd(epoll_fd_.get());
   }
   ++holders_;
-  return epoll_fd_;
+  return epoll_fd_.get();
 }
 
 void WorkerDeathWatch::let_go() {
@@ -71,9 +70,8 @@ void WorkerDeathWatch::let_go() {
   adopt_if_forked();
   if (holders_ == 0 || --holders_ > 0) return;
   // The last pool is gone, and with it every entry (each pool forgets its workers at shutdown).
-  unregister_parent_only_fd(epoll_fd_);
-  ::close(epoll_fd_);
-  epoll_fd_ = -1;
+  unregister_parent_only_fd(epoll_fd_.get());
+  epoll_fd_.reset();
   entries_.clear();
   watched_.store(0);
   waiting_.store(0);
@@ -83,11 +81,11 @@ void WorkerDeathWatch::watch(const void* owner, const std::string& loader, int w
   if (pidfd < 0) return;
   const std::lock_guard<std::mutex> lock(mutex_);
   adopt_if_forked();
-  if (epoll_fd_ < 0) return;  // held by no pool: a bug, but nothing to wait on
+  if (epoll_fd_.get() < 0) return;  // held by no pool: a bug, but nothing to wait on
   epoll_event event{};
   event.events = EPOLLIN;
   event.data.fd = pidfd;
-  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, pidfd, &event) != 0) {
+  if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, pidfd, &event) != 0) {
     throw DataLoaderError("Cannot watch DataLoader worker " + std::to_string(worker_id) + " (pid " +
                           std::to_string(pid) + ") of loader '" + loader + "' with epoll: " + std::strerror(errno) +
                           ". Raise the limit on open files (ulimit -n).");
@@ -103,7 +101,7 @@ void WorkerDeathWatch::forget(int pidfd) {
   adopt_if_forked();
   const auto it = std::find_if(entries_.begin(), entries_.end(), [pidfd](const Entry& e) { return e.pidfd == pidfd; });
   if (it == entries_.end()) return;
-  if (!it->dead) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, pidfd, nullptr);
+  if (!it->dead) ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, pidfd, nullptr);
   if (it->dead && !it->raised) waiting_.fetch_sub(1);
   entries_.erase(it);
   watched_.store(static_cast<int>(entries_.size()));
@@ -111,9 +109,10 @@ void WorkerDeathWatch::forget(int pidfd) {
 
 void WorkerDeathWatch::look_locked() {
   adopt_if_forked();
-  if (epoll_fd_ < 0 || events_.empty()) return;
+  if (epoll_fd_.get() < 0 || events_.empty()) return;
   int count = 0;
-  while ((count = ::epoll_wait(epoll_fd_, events_.data(), static_cast<int>(events_.size()), 0)) < 0 && errno == EINTR) {
+  while ((count = ::epoll_wait(epoll_fd_.get(), events_.data(), static_cast<int>(events_.size()), 0)) < 0 &&
+         errno == EINTR) {
   }
   for (int e = 0; e < count; ++e) {
     const int pidfd = events_[static_cast<std::size_t>(e)].data.fd;
@@ -121,7 +120,7 @@ void WorkerDeathWatch::look_locked() {
         std::find_if(entries_.begin(), entries_.end(), [pidfd](const Entry& x) { return x.pidfd == pidfd; });
     if (it == entries_.end() || it->dead) continue;
     // Readable for good now: out of the set, or every wait on it would return at once.
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, pidfd, nullptr);
+    ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, pidfd, nullptr);
     it->dead = true;
     // WNOWAIT: the status is read and the process left for its pool to reap. Its pool forgets
     // it before reaping, under this lock, so it is still there.

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/sys/unique_fd.h"
+
 namespace dlreset::data::detail {
 
 /// How often, at most, a batch request looks for a dead worker of another loader when nothing
@@ -31,8 +33,7 @@ inline constexpr std::chrono::milliseconds kWorkerDeathCheckInterval{100};
 /// pool's wait set, so a death wakes whichever loader the main thread is waiting on. A death
 /// the watch finds is raised once, as WorkerDiedError naming the dead worker's loader, id, pid
 /// and signal, by the next batch request of any loader but the dead worker's own, whose pool
-/// raises it at its next read as it always did (with what the worker sent before it died
-/// delivered first).
+/// raises it at its next read (with what the worker sent before it died delivered first).
 ///
 /// One of the pieces of process-wide mutable state (docs/design.md §4): a death must reach
 /// every loader of the process. Thread-safe: pin-memory threads and loaders on other threads
@@ -94,7 +95,7 @@ class WorkerDeathWatch {
 
   std::mutex mutex_;
   int holders_ = 0;
-  int epoll_fd_ = -1;
+  sys::UniqueFd epoll_fd_;
   pid_t made_by_ = 0;  ///< The process that made epoll_fd_.
   std::vector<Entry> entries_;
   std::vector<epoll_event> events_;  ///< Sized to the entries, so that a look allocates nothing.

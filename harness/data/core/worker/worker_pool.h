@@ -10,7 +10,7 @@
 
 #include "harness/data/core/data_loader_options.h"
 #include "harness/data/core/worker/transport/protocol.h"
-#include "harness/data/core/worker/transport_stats.h"
+#include "harness/data/core/worker/transport/transport_stats.h"
 #include "harness/data/core/worker/worker_loop.h"
 
 namespace dlreset::data::detail {
@@ -73,7 +73,7 @@ class WorkerPool {
   /// and so does any later one that would wait (shutdown's messages excepted): stopping the
   /// pin-memory thread must not wait on a worker that reads nothing.
   virtual void cancel_sends() {}
-  /// How the batches travelled so far (transport_stats.h).
+  /// How the batches travelled so far (transport/transport_stats.h).
   virtual TransportStats stats() const = 0;
 };
 

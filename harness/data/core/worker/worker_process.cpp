@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <thread>
+#include <utility>
 
 #include "harness/data/core/worker/transport/parent_only_fds.h"
 #include "harness/sys/pidfd.h"
@@ -21,7 +22,27 @@ constexpr std::chrono::milliseconds kReapPollInterval{1};
 }  // namespace
 
 WorkerProcess::WorkerProcess(pid_t pid) : pid_(pid), pidfd_(sys::open_pidfd(pid)) {
-  if (pidfd_ >= 0) register_parent_only_fd(pidfd_);
+  if (pidfd_.get() >= 0) register_parent_only_fd(pidfd_.get());
+}
+
+WorkerProcess::~WorkerProcess() { close_pidfd(); }
+
+WorkerProcess& WorkerProcess::operator=(WorkerProcess&& other) noexcept {
+  if (this != &other) {
+    close_pidfd();
+    pid_ = other.pid_;
+    pidfd_ = std::move(other.pidfd_);
+    exited_ = other.exited_;
+    reaped_ = other.reaped_;
+    wait_status_ = other.wait_status_;
+  }
+  return *this;
+}
+
+void WorkerProcess::close_pidfd() {
+  if (pidfd_.get() < 0) return;
+  unregister_parent_only_fd(pidfd_.get());
+  pidfd_.reset();
 }
 
 bool WorkerProcess::reap(std::chrono::milliseconds timeout, bool kill_after,
@@ -29,14 +50,14 @@ bool WorkerProcess::reap(std::chrono::milliseconds timeout, bool kill_after,
   if (reaped_ || pid_ <= 0) return false;
   int status = 0;
   pid_t done = 0;
-  if (pidfd_ >= 0) {
-    pollfd entry{pidfd_, POLLIN, 0};
+  if (pidfd_.get() >= 0) {
+    pollfd entry{pidfd_.get(), POLLIN, 0};
     while (::poll(&entry, 1, static_cast<int>(timeout.count())) < 0 && errno == EINTR) {
     }
     done = ::waitpid(pid_, &status, WNOHANG);
   } else {
-    // No pidfd: without this loop the grace period was zero and a worker on its way out was
-    // killed.
+    // No pidfd to wait on: waitpid is asked until the grace period ends, so that a worker on
+    // its way out is reaped, not killed.
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while ((done = ::waitpid(pid_, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(kReapPollInterval);
@@ -51,11 +72,9 @@ bool WorkerProcess::reap(std::chrono::milliseconds timeout, bool kill_after,
     reaped_ = true;
     wait_status_ = status;
   }
-  if ((reaped_ || kill_after) && pidfd_ >= 0) {
-    if (forget_pidfd) forget_pidfd(pidfd_);
-    unregister_parent_only_fd(pidfd_);
-    ::close(pidfd_);
-    pidfd_ = -1;
+  if ((reaped_ || kill_after) && pidfd_.get() >= 0) {
+    if (forget_pidfd) forget_pidfd(pidfd_.get());
+    close_pidfd();
   }
   return reaped_;
 }

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <functional>
 
+#include "harness/sys/unique_fd.h"
+
 namespace dlreset::data::detail {
 
 /// The lifecycle of a fork or spawn worker's process, apart from what it sends: a pidfd that
@@ -17,10 +19,15 @@ class WorkerProcess {
   /// Holds `pid`, with a pidfd where the kernel gives one (Linux 5.3; not under valgrind 3.19).
   /// The pidfd is the main process's alone: no worker forked later keeps it.
   explicit WorkerProcess(pid_t pid);
+  ~WorkerProcess();
+  WorkerProcess(WorkerProcess&&) noexcept = default;
+  WorkerProcess& operator=(WorkerProcess&& other) noexcept;
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
 
   pid_t pid() const { return pid_; }
   /// -1 without one, or once closed.
-  int pidfd() const { return pidfd_; }
+  int pidfd() const { return pidfd_.get(); }
   /// Its pidfd fired: the process is gone, and everything it sent is in its socket.
   bool exited() const { return exited_; }
   void mark_exited() { exited_ = true; }
@@ -38,7 +45,10 @@ class WorkerProcess {
 
  private:
   pid_t pid_ = -1;
-  int pidfd_ = -1;
+  /// Off the parent-only list before it closes: its number may be reused at once.
+  void close_pidfd();
+
+  sys::UniqueFd pidfd_;
   bool exited_ = false;
   bool reaped_ = false;
   int wait_status_ = 0;

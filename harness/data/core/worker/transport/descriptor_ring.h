@@ -30,8 +30,8 @@ struct SlotDescriptor {
 /// A single-producer, single-consumer ring of descriptors, laid out in memory that both
 /// processes map, with a doorbell (an eventfd) that the producer rings only when the consumer
 /// has said it is about to sleep. A worker kept busy by its prefetched tasks and a main
-/// process kept busy by its training step then hand batches over without a system call: the
-/// socket's send, poll and receive were most of the main process's time per batch.
+/// process kept busy by its training step then hand batches over without a system call, where a
+/// socket costs a send, a poll and a receive a batch, most of the main process's time per batch.
 ///
 /// The consumer's sleep and the producer's push follow the usual handshake: the consumer
 /// announces it waits, looks once more, and only then sleeps; the producer publishes, and

@@ -85,15 +85,15 @@ namespace {
 
 }  // namespace
 
-SharedSlots::SharedSlots(int fd, void* base, int count, std::size_t slot_bytes, bool owner, int task_bell,
-                         int answer_bell)
-    : fd_(fd),
+SharedSlots::SharedSlots(sys::UniqueFd fd, void* base, int count, std::size_t slot_bytes, bool owner,
+                         sys::UniqueFd task_bell, sys::UniqueFd answer_bell)
+    : fd_(std::move(fd)),
       base_(base),
       count_(count),
       slot_bytes_(slot_bytes),
       owner_(owner),
-      task_bell_(task_bell),
-      answer_bell_(answer_bell) {
+      task_bell_(std::move(task_bell)),
+      answer_bell_(std::move(answer_bell)) {
   free_.reserve(static_cast<std::size_t>(count));
   // Slot 0 on top: the first batches all go to the same few slots.
   for (int i = count - 1; i >= 0; --i) free_.push_back(i);
@@ -114,31 +114,22 @@ std::size_t SharedSlots::mapping_bytes(int count, std::size_t slot_bytes) {
 
 std::shared_ptr<SharedSlots> SharedSlots::create(int count, std::size_t slot_bytes, const std::string& loader) {
   const std::size_t bytes = mapping_bytes(count, slot_bytes);
-  // Every descriptor made here is closed again on each way out below: a loader that keeps
-  // failing to start (a full /dev/shm, a low ulimit) must not run out of descriptors.
-  std::vector<int> made;
-  const auto fail_closing = [&](const std::string& what) {
-    const int error = errno;
-    for (const int fd : made) ::close(fd);
-    errno = error;
-    fail(loader, what, bytes);
-  };
-  const int fd = ::memfd_create("dlreset-batches", MFD_CLOEXEC);
-  if (fd < 0) fail_closing("memfd_create");
-  made.push_back(fd);
-  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) fail_closing("ftruncate");
-  const int task_bell = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (task_bell < 0) fail_closing("eventfd");
-  made.push_back(task_bell);
-  const int answer_bell = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (answer_bell < 0) fail_closing("eventfd");
-  made.push_back(answer_bell);
-  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (base == MAP_FAILED) fail_closing("mmap");
-  for (const int made_fd : made) register_parent_only_fd(made_fd);
+  // Each descriptor made here is owned from its first moment, so every way out below closes it:
+  // a loader that keeps failing to start (a full /dev/shm, a low ulimit) must not run out of
+  // descriptors.
+  sys::UniqueFd fd(::memfd_create("dlreset-batches", MFD_CLOEXEC));
+  if (fd.get() < 0) fail(loader, "memfd_create", bytes);
+  if (::ftruncate(fd.get(), static_cast<off_t>(bytes)) != 0) fail(loader, "ftruncate", bytes);
+  sys::UniqueFd task_bell(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (task_bell.get() < 0) fail(loader, "eventfd", bytes);
+  sys::UniqueFd answer_bell(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (answer_bell.get() < 0) fail(loader, "eventfd", bytes);
+  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  if (base == MAP_FAILED) fail(loader, "mmap", bytes);
+  for (const int made : {fd.get(), task_bell.get(), answer_bell.get()}) register_parent_only_fd(made);
   register_parent_only_mapping(base, bytes);
-  return std::shared_ptr<SharedSlots>(new SharedSlots(fd, base, count, slot_bytes, /*owner=*/true, task_bell,
-                                                      answer_bell));
+  return std::shared_ptr<SharedSlots>(new SharedSlots(std::move(fd), base, count, slot_bytes, /*owner=*/true,
+                                                      std::move(task_bell), std::move(answer_bell)));
 }
 
 std::shared_ptr<SharedSlots> SharedSlots::attach(int fd, int count, std::size_t slot_bytes, int task_bell,
@@ -148,30 +139,33 @@ std::shared_ptr<SharedSlots> SharedSlots::attach(int fd, int count, std::size_t 
   // them, as it must not keep the channel.
   ::fcntl(task_bell, F_SETFD, FD_CLOEXEC);
   ::fcntl(answer_bell, F_SETFD, FD_CLOEXEC);
-  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ::close(fd);
+  void* base = nullptr;
+  {
+    // The mapping keeps the memory; the memfd itself is needed no longer than the mmap.
+    const sys::UniqueFd memfd(fd);
+    base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd.get(), 0);
+  }
   if (base == MAP_FAILED) fail("(spawned worker)", "mmap", bytes);
-  return std::shared_ptr<SharedSlots>(new SharedSlots(-1, base, count, slot_bytes, /*owner=*/false, task_bell,
-                                                      answer_bell));
+  return std::shared_ptr<SharedSlots>(new SharedSlots(sys::UniqueFd(), base, count, slot_bytes, /*owner=*/false,
+                                                      sys::UniqueFd(task_bell), sys::UniqueFd(answer_bell)));
 }
 
 SharedSlots::~SharedSlots() {
   if (owner_) unregister_parent_only_mapping(base_);
   ::munmap(base_, mapping_bytes());
-  for (const int fd : {fd_, task_bell_, answer_bell_}) {
-    if (fd < 0) continue;
-    if (owner_) unregister_parent_only_fd(fd);
-    ::close(fd);
+  // Off the list before the members close them: a descriptor opened next may get the same number.
+  for (const sys::UniqueFd* fd : {&fd_, &task_bell_, &answer_bell_}) {
+    if (owner_ && fd->get() >= 0) unregister_parent_only_fd(fd->get());
   }
 }
 
 DescriptorRing SharedSlots::tasks() const {
-  return DescriptorRing(rings(), static_cast<std::uint32_t>(count_), task_bell_);
+  return DescriptorRing(rings(), static_cast<std::uint32_t>(count_), task_bell_.get());
 }
 
 DescriptorRing SharedSlots::answers() const {
   const auto capacity = static_cast<std::uint32_t>(count_);
-  return DescriptorRing(rings() + DescriptorRing::bytes(capacity), capacity, answer_bell_);
+  return DescriptorRing(rings() + DescriptorRing::bytes(capacity), capacity, answer_bell_.get());
 }
 
 std::uint8_t* SharedSlots::slot(int index) const {

@@ -11,6 +11,7 @@
 
 #include "harness/data/core/memory/block_source.h"
 #include "harness/data/core/worker/transport/descriptor_ring.h"
+#include "harness/sys/unique_fd.h"
 
 namespace dlreset::data::detail {
 
@@ -54,7 +55,7 @@ class SharedSlots : public std::enable_shared_from_this<SharedSlots> {
   SharedSlots& operator=(const SharedSlots&) = delete;
 
   /// The memfd, or -1 once closed (a worker keeps only the mapping).
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
   int count() const { return count_; }
   std::size_t slot_bytes() const { return slot_bytes_; }
   void* mapping() const { return base_; }
@@ -64,8 +65,8 @@ class SharedSlots : public std::enable_shared_from_this<SharedSlots> {
   /// process. Views: valid as long as these slots live.
   DescriptorRing tasks() const;
   DescriptorRing answers() const;
-  int task_bell_fd() const { return task_bell_; }
-  int answer_bell_fd() const { return answer_bell_; }
+  int task_bell_fd() const { return task_bell_.get(); }
+  int answer_bell_fd() const { return answer_bell_.get(); }
 
   /// A free slot, or -1 when every slot holds a batch in flight or in use.
   int acquire();
@@ -89,20 +90,21 @@ class SharedSlots : public std::enable_shared_from_this<SharedSlots> {
     std::atomic<int> outstanding{0};
   };
 
-  SharedSlots(int fd, void* base, int count, std::size_t slot_bytes, bool owner, int task_bell, int answer_bell);
+  SharedSlots(sys::UniqueFd fd, void* base, int count, std::size_t slot_bytes, bool owner, sys::UniqueFd task_bell,
+              sys::UniqueFd answer_bell);
   /// The slots, then the two rings, in whole pages.
   static std::size_t mapping_bytes(int count, std::size_t slot_bytes);
   std::uint8_t* rings() const { return slot(count_); }
   /// A part of slot `index` came back; the last one frees the slot.
   void part_returned(int index) noexcept;
 
-  int fd_;
+  sys::UniqueFd fd_;
   void* base_;
   int count_;
   std::size_t slot_bytes_;
-  bool owner_;       ///< The main process's object: registers and closes its descriptors.
-  int task_bell_;    ///< The task ring's eventfd, which the worker sleeps on.
-  int answer_bell_;  ///< The answer ring's eventfd, which the main process polls.
+  bool owner_;                 ///< The main process's object: registers and closes its descriptors.
+  sys::UniqueFd task_bell_;    ///< The task ring's eventfd, which the worker sleeps on.
+  sys::UniqueFd answer_bell_;  ///< The answer ring's eventfd, which the main process waits on.
   mutable std::mutex mutex_;
   std::vector<int> free_;                      ///< Capacity `count`, so release() never allocates.
   std::vector<std::unique_ptr<Parts>> parts_;  ///< One per slot.

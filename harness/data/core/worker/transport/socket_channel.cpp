@@ -15,26 +15,24 @@
 namespace dlreset::data::detail {
 
 SocketChannel::SocketChannel(SocketChannel&& other) noexcept
-    : fd_(other.fd_), eof_(other.eof_), parent_only_(other.parent_only_), decoder_(std::move(other.decoder_)) {
-  other.fd_ = -1;
-  other.parent_only_ = false;
-}
+    : fd_(std::move(other.fd_)),
+      eof_(other.eof_),
+      parent_only_(std::exchange(other.parent_only_, false)),
+      decoder_(std::move(other.decoder_)) {}
 
 SocketChannel& SocketChannel::operator=(SocketChannel&& other) noexcept {
   if (this != &other) {
     close();
-    fd_ = other.fd_;
+    fd_ = std::move(other.fd_);
     eof_ = other.eof_;
-    parent_only_ = other.parent_only_;
+    parent_only_ = std::exchange(other.parent_only_, false);
     decoder_ = std::move(other.decoder_);
-    other.fd_ = -1;
-    other.parent_only_ = false;
   }
   return *this;
 }
 
 bool SocketChannel::send(const Message& message, const WaitForRoom& wait_for_room) {
-  if (fd_ < 0) return false;
+  if (fd_.get() < 0) return false;
   encode_frame(message, frame_);
   EncodedFrame& frame = frame_;
   iovec parts[2] = {{frame.head.data(), frame.head.size()}, {const_cast<float*>(frame.features), frame.features_bytes}};
@@ -45,14 +43,14 @@ bool SocketChannel::send(const Message& message, const WaitForRoom& wait_for_roo
     header.msg_iov = part;
     header.msg_iovlen = count;
     // MSG_NOSIGNAL: a dead peer must be an error value here, not a SIGPIPE that kills us.
-    const ssize_t n = ::sendmsg(fd_, &header, MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t n = ::sendmsg(fd_.get(), &header, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
         if (wait_for_room) {
           if (!wait_for_room()) return false;
         } else {
-          pollfd entry{fd_, POLLOUT, 0};
+          pollfd entry{fd_.get(), POLLOUT, 0};
           while (::poll(&entry, 1, -1) < 0 && errno == EINTR) {
           }
         }
@@ -75,11 +73,11 @@ bool SocketChannel::send(const Message& message, const WaitForRoom& wait_for_roo
 }
 
 bool SocketChannel::read_available() {
-  if (fd_ < 0 || eof_) return false;
+  if (fd_.get() < 0 || eof_) return false;
   constexpr std::size_t kChunk = 1 << 16;
   while (true) {
     const auto [into, room] = decoder_.writable(kChunk);
-    const ssize_t n = ::recv(fd_, into, room, MSG_DONTWAIT);
+    const ssize_t n = ::recv(fd_.get(), into, room, MSG_DONTWAIT);
     if (n > 0) {
       decoder_.commit(static_cast<std::size_t>(n));
       // A short read drained the socket: asking again would only be told EAGAIN, one system
@@ -99,8 +97,8 @@ bool SocketChannel::read_available() {
 }
 
 bool SocketChannel::wait_readable(int timeout_ms) const {
-  if (fd_ < 0 || eof_) return true;
-  pollfd entry{fd_, POLLIN, 0};
+  if (fd_.get() < 0 || eof_) return true;
+  pollfd entry{fd_.get(), POLLIN, 0};
   while (true) {
     const int ready = ::poll(&entry, 1, timeout_ms);
     if (ready < 0 && errno == EINTR) continue;
@@ -109,19 +107,18 @@ bool SocketChannel::wait_readable(int timeout_ms) const {
 }
 
 void SocketChannel::mark_parent_only() {
-  if (fd_ >= 0 && !parent_only_) {
-    register_parent_only_fd(fd_);
+  if (fd_.get() >= 0 && !parent_only_) {
+    register_parent_only_fd(fd_.get());
     parent_only_ = true;
   }
 }
 
 void SocketChannel::close() {
-  if (fd_ >= 0) {
+  if (fd_.get() >= 0) {
     // Before the close: a descriptor that a dataset opens next may get the same number.
-    if (parent_only_) unregister_parent_only_fd(fd_);
+    if (parent_only_) unregister_parent_only_fd(fd_.get());
     parent_only_ = false;
-    ::close(fd_);
-    fd_ = -1;
+    fd_.reset();
   }
   eof_ = true;
 }

@@ -5,11 +5,12 @@
 #include <optional>
 
 #include "harness/data/core/worker/transport/protocol.h"
+#include "harness/sys/unique_fd.h"
 
 namespace dlreset::data::detail {
 
 /// Owns a connected stream socket and frames messages over it. Reads never block, so one thread
-/// can wait on many channels with poll(); a send waits for room as its caller says. A child's death closes its end,
+/// can wait on many channels at once; a send waits for room as its caller says. A child's death closes its end,
 /// which reads as end-of-file here at once: that is how a dead worker is noticed within milliseconds, not after
 /// PyTorch's 5 s status check.
 class SocketChannel {
@@ -25,8 +26,8 @@ class SocketChannel {
   /// close(): the main process's end of a worker's channel.
   void mark_parent_only();
 
-  int fd() const { return fd_; }
-  bool open() const { return fd_ >= 0; }
+  int fd() const { return fd_.get(); }
+  bool open() const { return fd_.get() >= 0; }
   /// True once the peer closed its end (or the channel was closed here).
   bool at_eof() const { return eof_; }
 
@@ -50,7 +51,7 @@ class SocketChannel {
   void close();
 
  private:
-  int fd_ = -1;
+  sys::UniqueFd fd_;
   bool eof_ = false;
   bool parent_only_ = false;
   FrameDecoder decoder_;

@@ -1,4 +1,4 @@
-#include "harness/data/core/worker/slot_batch.h"
+#include "harness/data/core/worker/transport/slot_batch.h"
 
 #include <algorithm>
 #include <cstddef>

@@ -1,4 +1,4 @@
-#include "harness/data/core/worker/transport/process_endpoint.h"
+#include "harness/data/core/worker/process_endpoint.h"
 
 #include <poll.h>
 #include <signal.h>
