@@ -6,7 +6,7 @@
 
 #include "harness/data/core/worker/transport/transport_stats.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 /// MultiProcessingDataLoaderIter::stats().
 struct IteratorStats {
@@ -21,7 +21,7 @@ struct IteratorStats {
   /// proof that workers finished out of order while batches still went out in order.
   std::int64_t results_held_for_their_turn = 0;
   /// How the workers' batches travelled; zeros before the workers start.
-  detail::TransportStats transport;
+  TransportStats transport;
 };
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

@@ -64,15 +64,15 @@ MultiProcessingDataLoaderIter::MultiProcessingDataLoaderIter(std::shared_ptr<Loa
                                       on_worker_lifecycle(*state, message);
                                     });
   if (pin_memory()) {
-    pin_memory_thread_ = std::make_unique<PinMemoryThread>(*pool_, pin_memory(), options.name);
+    pin_memory_thread_ = std::make_unique<detail::PinMemoryThread>(*pool_, pin_memory(), options.name);
   }
   reset(/*first_iter=*/true);
 }
 
 MultiProcessingDataLoaderIter::~MultiProcessingDataLoaderIter() { shutdown_workers(); }
 
-IteratorStats MultiProcessingDataLoaderIter::stats() const {
-  IteratorStats stats;
+detail::IteratorStats MultiProcessingDataLoaderIter::stats() const {
+  detail::IteratorStats stats;
   stats.tasks_outstanding = tasks_outstanding_;
   stats.index_batches_pending = send_idx_ - rcvd_idx_;
   stats.results_held_for_their_turn = results_held_for_their_turn_;
@@ -102,7 +102,7 @@ void MultiProcessingDataLoaderIter::reset(bool first_iter) {
     for (int id = 0; id < num_workers_; ++id) put(id, resume);
     int acks_missing = num_workers_;
     while (acks_missing > 0) {
-      const WorkerResult result = get_data();
+      const detail::WorkerResult result = get_data();
       // Anything else is a result of the previous epoch still on its way: dropped.
       if (result.message.type == detail::MessageType::resume_ack) --acks_missing;
     }
@@ -136,12 +136,12 @@ void MultiProcessingDataLoaderIter::put(int worker_id, const detail::Message& me
   }
 }
 
-WorkerResult MultiProcessingDataLoaderIter::get_data() {
-  const auto try_get_data = [this](std::chrono::milliseconds timeout) -> std::optional<WorkerResult> {
+detail::WorkerResult MultiProcessingDataLoaderIter::get_data() {
+  const auto try_get_data = [this](std::chrono::milliseconds timeout) -> std::optional<detail::WorkerResult> {
     if (pin_memory_thread_) return pin_memory_thread_->get(timeout);
     std::optional<detail::Message> message = pool_->receive(timeout);
     if (!message) return std::nullopt;
-    WorkerResult result;
+    detail::WorkerResult result;
     result.message = std::move(*message);
     return result;
   };
@@ -154,7 +154,7 @@ WorkerResult MultiProcessingDataLoaderIter::get_data() {
     // how long one wait lasts.
     const auto wait = timed ? std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now())
                             : detail::kStatusCheckInterval;
-    if (std::optional<WorkerResult> result = try_get_data(std::max(wait, std::chrono::milliseconds(0)))) {
+    if (std::optional<detail::WorkerResult> result = try_get_data(std::max(wait, std::chrono::milliseconds(0)))) {
       return std::move(*result);
     }
     // A wait also ends early when a worker of another loader died: that is raised here.
@@ -169,19 +169,19 @@ std::optional<RawBatch> MultiProcessingDataLoaderIter::next_data() {
                           "' pins its batches in its pin-memory thread, so it has only tensors to "
                           "give: call next(), not next_raw(), or turn pin_memory off.");
   }
-  std::optional<WorkerResult> result = next_result();
+  std::optional<detail::WorkerResult> result = next_result();
   if (!result) return std::nullopt;
   return std::move(result->message.batch);
 }
 
 std::optional<Batch> MultiProcessingDataLoaderIter::next_batch() {
   if (!pin_memory_thread_) return BaseDataLoaderIter::next_batch();
-  std::optional<WorkerResult> result = next_result();
+  std::optional<detail::WorkerResult> result = next_result();
   if (!result) return std::nullopt;
   return std::move(*result->batch);
 }
 
-std::optional<WorkerResult> MultiProcessingDataLoaderIter::next_result() {
+std::optional<detail::WorkerResult> MultiProcessingDataLoaderIter::next_result() {
   while (true) {
     if (rcvd_idx_ >= send_idx_) {
       // The epoch is over. A non-persistent iterator is done for good; asked again, it says
@@ -195,8 +195,8 @@ std::optional<WorkerResult> MultiProcessingDataLoaderIter::next_result() {
                             "' was asked for a batch after its workers were shut down. Ask the "
                             "DataLoader for a new iterator.");
     }
-    if (std::optional<WorkerResult> held = held_results_.take(rcvd_idx_)) return process_data(std::move(*held));
-    WorkerResult result = get_data();
+    if (std::optional<detail::WorkerResult> held = held_results_.take(rcvd_idx_)) return process_data(std::move(*held));
+    detail::WorkerResult result = get_data();
     const detail::MessageType type = result.message.type;
     if (type != detail::MessageType::batch && type != detail::MessageType::error) continue;
     --tasks_outstanding_;
@@ -213,7 +213,7 @@ std::optional<WorkerResult> MultiProcessingDataLoaderIter::next_result() {
   }
 }
 
-WorkerResult MultiProcessingDataLoaderIter::process_data(WorkerResult result) {
+detail::WorkerResult MultiProcessingDataLoaderIter::process_data(detail::WorkerResult result) {
   ++rcvd_idx_;
   try_put_index();
   const detail::Message& message = result.message;

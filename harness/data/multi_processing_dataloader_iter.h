@@ -34,10 +34,10 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   /// the workers already gone (Lightning's test_workers_are_shutdown counts them all).
   void shutdown_workers();
   /// Its bookkeeping and its workers' transport, now (iterator_stats.h).
-  IteratorStats stats() const;
+  detail::IteratorStats stats() const;
 
   /// The pin-memory thread, or null where the loader does not pin: for tests.
-  const PinMemoryThread* pin_memory_thread() const { return pin_memory_thread_.get(); }
+  const detail::PinMemoryThread* pin_memory_thread() const { return pin_memory_thread_.get(); }
 
   bool workers_shut_down() const { return shutdown_; }
   std::vector<std::int64_t> worker_pids() const;
@@ -49,20 +49,20 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
 
  private:
   /// `_next_data` up to the result: the next batch's, in order, or nullopt at the end.
-  std::optional<WorkerResult> next_result();
+  std::optional<detail::WorkerResult> next_result();
   /// `_try_put_index`: send the next index batch, if any, to the next worker in turn.
   void try_put_index();
   /// `index_queue.put`: straight to the pool, or through the pin-memory thread while it runs.
   void put(int worker_id, const detail::Message& message);
   /// `_get_data`: the next result from any worker (through the pin-memory thread, where there
   /// is one), honouring the timeout.
-  WorkerResult get_data();
+  detail::WorkerResult get_data();
   /// `_process_data`: count it, refill one slot, re-raise a worker's or the pinning's error.
-  WorkerResult process_data(WorkerResult result);
+  detail::WorkerResult process_data(detail::WorkerResult result);
 
   std::unique_ptr<detail::WorkerPool> pool_;
   /// Declared after the pool, so that it is destroyed (stopped and joined) first.
-  std::unique_ptr<PinMemoryThread> pin_memory_thread_;
+  std::unique_ptr<detail::PinMemoryThread> pin_memory_thread_;
   int num_workers_;
   int prefetch_factor_;
   bool persistent_workers_;
@@ -74,7 +74,7 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   /// prefetch_factor × num_workers, the buffer's capacity, so keeping one allocates nothing.
   /// PyTorch also keeps each task's worker, to skip tasks of a worker it has given up on;
   /// dlreset never gives up on one: a dead worker ends the epoch with an error.
-  detail::OrderedBuffer<WorkerResult> held_results_;
+  detail::OrderedBuffer<detail::WorkerResult> held_results_;
   /// The next task, kept so that its indices reuse their buffer from batch to batch.
   detail::Message task_;
   /// `_tasks_outstanding`: index batches sent whose result has not come back. PyTorch asserts

@@ -11,7 +11,7 @@
 #include "harness/data/core/worker/worker_pool.h"
 #include "harness/trace/event_log.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
 PinMemoryThread::PinMemoryThread(detail::WorkerPool& pool, PinMemoryFunction pin, std::string loader)
     : pool_(pool), pin_(std::move(pin)), loader_(std::move(loader)) {
@@ -136,4 +136,4 @@ double PinMemoryThread::stopped_at_s() const {
   return stopped_at_s_;
 }
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail

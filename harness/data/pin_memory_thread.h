@@ -18,11 +18,9 @@
 #include "harness/data/core/worker/blocking_queue.h"
 #include "harness/data/core/worker/transport/protocol.h"
 
-namespace dlreset::data {
+namespace dlreset::data::detail {
 
-namespace detail {
 class WorkerPool;
-}  // namespace detail
 
 /// A worker's answer as the iterator takes it: the message and, for a batch that a pin-memory
 /// thread pinned, its tensors. The thread hands them over in the order they came.
@@ -95,4 +93,4 @@ class PinMemoryThread {
   std::thread thread_;
 };
 
-}  // namespace dlreset::data
+}  // namespace dlreset::data::detail
