@@ -66,7 +66,9 @@ MultiProcessingDataLoaderIter::MultiProcessingDataLoaderIter(std::shared_ptr<Loa
   if (pin_memory()) {
     pin_memory_thread_ = std::make_unique<detail::PinMemoryThread>(*pool_, pin_memory(), options.name);
   }
-  reset(/*first_iter=*/true);
+  // Torch's __init__ ends with its own _reset(loader, first_iter=True): this class's, named so,
+  // since no override exists while it is being built.
+  MultiProcessingDataLoaderIter::reset(/*first_iter=*/true);
 }
 
 MultiProcessingDataLoaderIter::~MultiProcessingDataLoaderIter() { shutdown_workers(); }

@@ -25,6 +25,9 @@ class MultiProcessingDataLoaderIter : public BaseDataLoaderIter {
   explicit MultiProcessingDataLoaderIter(std::shared_ptr<LoaderState> state);
   /// PyTorch's `__del__`: shuts the workers down (and counts that call too).
   ~MultiProcessingDataLoaderIter() override;
+  /// It owns its workers and their pool: one iterator, one set of workers.
+  MultiProcessingDataLoaderIter(const MultiProcessingDataLoaderIter&) = delete;
+  MultiProcessingDataLoaderIter& operator=(const MultiProcessingDataLoaderIter&) = delete;
 
   /// `_reset`: a new epoch. After the first, every worker is sent a resume and the iterator
   /// waits for all acks, dropping results of the previous epoch that were still on the way;
