@@ -46,7 +46,7 @@ shards=OFF
 step "configure ($preset)" cmake --preset "$preset" -DDLRESET_TEST_SHARDS=$shards
 step "build ($preset)" cmake --build --preset "$preset"
 if [ "$preset" = default ]; then
-  # Formatting over the whole tree; clang-tidy over the torch-free files the last commit changed.
+  # Formatting over the whole tree; clang-tidy over the files the last commit changed.
   step "style" ci/check-style.sh build
 fi
 if [ "${DLRESET_FULL_CHECKS:-0}" = 1 ] && [ "$preset" = default ]; then
