@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Holds the code to .clang-format and .clang-tidy (Debian's clang-format and clang-tidy, 14).
 # clang-format checks every tracked .h and .cpp and changes nothing. clang-tidy checks the
-# translation units that build without LibTorch: harness/sys/, harness/trace/, the DataLoader's
-# core (harness/data/core/) and watch/. Those hold the fork, exec, descriptor and signal code,
-# where a bug costs most, and take about 6 s a file, where a file that includes LibTorch takes
-# 10 to 40 s. By default it checks those of them that the last commit changed, or that differ
+# translation units that build without LibTorch: harness/sys/, harness/trace/, harness/cli/, the
+# DataLoader's core (harness/data/core/) and watch/. Those hold the fork, exec, descriptor and
+# signal code, where a bug costs most, and take about 6 s a file, where a file that includes
+# LibTorch takes 10 to 40 s. By default it checks those of them that the last commit changed, or that differ
 # from it in the working tree: all of them take about 5 minutes of one core, more than CI can
 # spare at every run. --all checks every one, as a change to .clang-tidy needs.
 # Exits non-zero on any file clang-format would change and on any clang-tidy finding, with one
@@ -83,7 +83,7 @@ mapfile -t units < <(/usr/bin/python3 - "$build_dir/compile_commands.json" "$PWD
 import json, os, re, sys
 root = os.path.realpath(sys.argv[2])
 wanted = None if sys.argv[3] == "1" else set(sys.argv[4].split())
-torch_free = re.compile(r"^(harness/(sys|trace|data/core)/.*|watch/.*)\.cpp$")
+torch_free = re.compile(r"^(harness/(sys|trace|cli|data/core)/.*|watch/.*)\.cpp$")
 units = set()
 for entry in json.load(open(sys.argv[1])):
     path = os.path.realpath(os.path.join(entry["directory"], entry["file"]))

@@ -1,119 +1,40 @@
-#include "app/watch_command.h"
+#include "watch/cli/watch_command.h"
 
 #include <fmt/format.h>
 
 #include <cstring>
 #include <iostream>
-#include <map>
 #include <optional>
 #include <regex>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
-#include "app/json_file.h"
+#include "harness/cli/exit_status.h"
+#include "harness/cli/json_file.h"
 #include "watch/analysis/generations.h"
 #include "watch/analysis/python_view.h"
 #include "watch/analysis/watch_report.h"
-#include "watch/analysis/worker_classifier.h"
+#include "watch/cli/live_lines.h"
 #include "watch/hook/hook_channel.h"
 #include "watch/report/report_json.h"
 #include "watch/report/summary_text.h"
 #include "watch/report/timeline_json.h"
 
-namespace dlreset::app {
+namespace dlreset::watch {
 
 namespace {
 
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
-
-watch::WatchMode parse_mode(const std::string& mode) {
-  if (mode == "connector") return watch::WatchMode::connector;
-  if (mode == "poll") return watch::WatchMode::poll;
-  return watch::WatchMode::automatic;
+WatchMode parse_mode(const std::string& mode) {
+  if (mode == "connector") return WatchMode::connector;
+  if (mode == "poll") return WatchMode::poll;
+  return WatchMode::automatic;
 }
-
-/// A generation must be this old before its respawn is reported live: a fork that is about to
-/// run exec (a shell's child) looks like a worker for the few milliseconds before it does, and a
-/// generation's members all start within milliseconds.
-constexpr double kLiveSettleS = 0.25;
-
-/// Reports each respawn once, as it is found during the watch.
-class LiveRespawns {
- public:
-  LiveRespawns(std::string program, double origin_s, watch::GenerationOptions options)
-      : program_(std::move(program)), origin_s_(origin_s), options_(options) {}
-
-  void operator()(std::vector<watch::ProcessRecord> records, const std::vector<double>& epoch_marks_s, double now_s,
-                  const std::vector<watch::HookEvent>& hook_events) {
-    watch::classify_processes(records);
-    watch::name_workers(records, hook_events);
-    const watch::GenerationReport found = watch::find_generations(records, options_);
-    for (const watch::Respawn& respawn : found.respawns) {
-      if (now_s - respawn.time_s < kLiveSettleS || respawn.time_s <= reported_until_s_) continue;
-      reported_until_s_ = respawn.time_s;
-      const int epoch = watch::epoch_of(epoch_marks_s, respawn.time_s + options_.start_uncertainty_s);
-      std::cerr << fmt::format("{}: at {:.2f} s, {} worker{} replaced by generation {}{}\n", program_,
-                               respawn.time_s - origin_s_, respawn.replaced, respawn.replaced == 1 ? " was" : "s were",
-                               respawn.generation, epoch >= 0 ? fmt::format(" (epoch {})", epoch) : "");
-    }
-  }
-
- private:
-  std::string program_;
-  double origin_s_;
-  watch::GenerationOptions options_;
-  double reported_until_s_ = -1.0;  ///< Respawns are found in time order: the last one reported.
-};
-
-/// Prints, as it happens, each time the program stops a persistent iterator's workers or drops
-/// a loader's iterator: the traceback the first time a stack does it, one line after that.
-class LiveResets {
- public:
-  LiveResets(std::string program, double origin_s) : program_(std::move(program)), origin_s_(origin_s) {}
-
-  void operator()(const watch::HookEvent& event) {
-    using watch::HookEventKind;
-    if (!event.settings.dataset.empty()) loaders_[{event.pid, event.loader}] = watch::LoaderView::of(event);
-    if (event.kind == HookEventKind::iterator_made) iterators_[{event.pid, event.iterator}] = event.loader;
-    const bool stops =
-        (event.kind == HookEventKind::workers_shutdown && event.settings.persistent && event.caller != "__del__") ||
-        (event.kind == HookEventKind::iterator_dropped && !event.worker_pids.empty());
-    if (!stops || !reported_.insert({event.pid, event.iterator}).second) return;
-    watch::PythonView view;  // just enough of one to name the loader
-    const std::string key = event.loader.empty() ? iterators_[{event.pid, event.iterator}] : event.loader;
-    if (const auto found = loaders_.find({event.pid, key}); found != loaders_.end())
-      view.loaders.push_back(found->second);
-    watch::HookEvent named = event;
-    named.loader = key;
-    const std::string heading = watch::reset_heading(view, named);
-    for (std::size_t i = 0; i < stacks_.size(); ++i) {
-      if (!watch::same_stack(stacks_[i].first, event.stack)) continue;
-      ++stacks_[i].second;
-      std::cerr << fmt::format("{}: at {:.2f} s, {} again, from the same stack ({} times now)\n", program_,
-                               event.time_s - origin_s_, heading, stacks_[i].second);
-      return;
-    }
-    stacks_.emplace_back(event.stack, 1);
-    std::cerr << fmt::format("{}: at {:.2f} s:\n", program_, event.time_s - origin_s_)
-              << watch::format_traceback(heading, event.stack, event.frames_omitted, "");
-  }
-
- private:
-  std::string program_;
-  double origin_s_;
-  std::map<std::pair<pid_t, std::string>, watch::LoaderView> loaders_;
-  std::map<std::pair<pid_t, std::string>, std::string> iterators_;
-  std::set<std::pair<pid_t, std::string>> reported_;
-  std::vector<std::pair<std::vector<watch::StackFrame>, int>> stacks_;
-};
 
 bool write_report(const std::string& program, const std::string& path, const nlohmann::json& document,
                   const char* flag) {
   try {
-    write_json(path, document);
+    cli::write_json(path, document);
     return true;
   } catch (const std::runtime_error& error) {
     std::cerr << program << ": " << flag << ": " << error.what() << "\n";
@@ -121,19 +42,19 @@ bool write_report(const std::string& program, const std::string& path, const nlo
   }
 }
 
-const watch::Check& check_named(const watch::Findings& findings, const std::string& name) {
-  for (const watch::Check* check : findings.checks()) {
+const Check& check_named(const Findings& findings, const std::string& name) {
+  for (const Check* check : findings.checks()) {
     if (check->name == name) return *check;
   }
   return findings.respawns;
 }
 
 /// What a failed gate's line says the count was.
-std::string gate_words(const watch::WatchReport& report, const watch::Check& check) {
+std::string gate_words(const WatchReport& report, const Check& check) {
   const double origin = report.result.origin_s;
   if (check.name == "respawns") {
     std::string times;
-    for (const watch::Respawn& respawn : report.generations.respawns) {
+    for (const Respawn& respawn : report.generations.respawns) {
       times += (times.empty() ? "" : ", ") + fmt::format("{:.2f} s", respawn.time_s - origin);
     }
     return fmt::format("workers were replaced {} time{} (at {})", check.count, check.count == 1 ? "" : "s", times);
@@ -154,11 +75,11 @@ std::string gate_words(const watch::WatchReport& report, const watch::Check& che
 
 /// Holds every gate against its count: prints a line for each that failed (or could not be
 /// checked) and returns the gates as JSON.
-nlohmann::json hold_gates(const WatchCommandOptions& options, const watch::WatchReport& report, bool& failed) {
+nlohmann::json hold_gates(const WatchCommandOptions& options, const WatchReport& report, bool& failed) {
   nlohmann::json gates = nlohmann::json::array();
   for (const Gate* gate : options.gates()) {
     if (gate->limit < 0) continue;
-    const watch::Check& check = check_named(report.findings, gate->check);
+    const Check& check = check_named(report.findings, gate->check);
     const bool passed = check.seen && check.count <= gate->limit;
     gates.push_back({{"flag", gate->flag},
                      {"check", gate->check},
@@ -174,7 +95,7 @@ nlohmann::json hold_gates(const WatchCommandOptions& options, const watch::Watch
       continue;
     }
     // The live-worker peak of overlapping passes is torch's lazy shutdown, not a leak: say so.
-    const std::string cause = check.name == "live_workers" ? watch::overlap_cause(report.findings.peak) : "";
+    const std::string cause = check.name == "live_workers" ? overlap_cause(report.findings.peak) : "";
     std::cerr << fmt::format("{}: {}, more than the {} allowed ({}){}.\n", options.program_name,
                              gate_words(report, check), gate->limit,
                              gate->set_by != nullptr ? gate->set_by : gate->flag, cause.empty() ? "" : ": " + cause);
@@ -189,42 +110,50 @@ void add_watch_command(CLI::App& parent, WatchCommandLine& watch) {
   add_watch_options(watch, "dlreset watch");
 }
 
-void add_watch_options(WatchCommandLine& command, const std::string& usage) {
-  CLI::App& watch = *command.app;
-  AcceptedValues& accepted = command.accepted;
-  WatchCommandOptions& options = command.options;
-  WatchFlags& flags = command.flags;
+namespace {
+
+/// What is watched and how: --pid, --mode, --poll-ms, --epoch-regex.
+void add_target_options(CLI::App& watch, cli::AcceptedValues& accepted, WatchCommandOptions& options) {
   accepted.add(watch.add_option("--pid", options.pid,
                                 "Attach to this running process instead of running a command (the Python hook "
                                 "cannot be put in a process that has started)"),
-               integer_in(1, kIntMax));
+               cli::integer_in(1, cli::kIntMax));
   accepted
       .add(watch.add_option("--mode", options.mode,
                             "How the tree is followed: auto (the kernel's process events "
                             "connector where it can be opened, as root; else poll), connector "
                             "or poll"),
-           one_of({"auto", "connector", "poll"}))
+           cli::one_of({"auto", "connector", "poll"}))
       ->capture_default_str();
   accepted
       .add(watch.add_option("--poll-ms", options.poll_ms, "Poll mode: look at /proc every this many milliseconds"),
-           integer_in(1, 10000))
+           cli::integer_in(1, 10000))
       ->capture_default_str();
   watch.add_option("--epoch-regex", options.epoch_regex,
                    "Lines of the program's stdout or stderr that match this ECMAScript regular "
                    "expression mark the start of an epoch; a progress bar's redraws (lines ended by a "
                    "carriage return) count once for each new text they match. Both streams then pass "
                    "through the watcher unchanged; PYTHONUNBUFFERED=1 is set so Python prints line by line");
+}
+
+/// What the watch writes and what it puts in the program: --json, --events, --no-python-trace.
+void add_output_options(CLI::App& watch, cli::AcceptedValues& accepted, WatchCommandOptions& options,
+                        WatchFlags& flags) {
   // The watched program's output goes to stdout, so the reports must go to files.
   accepted.add(watch.add_option("--json", options.json_path, "Write the report as JSON to this file"),
-               output_file(/*stdout_allowed=*/false));
+               cli::output_file(/*stdout_allowed=*/false));
   accepted.add(watch.add_option("--events", options.events_path,
                                 "Write the workers' lives and the resets as a timeline (the format of dlreset "
                                 "run --events, drawn by plots/plot_timeline.py)"),
-               output_file(/*stdout_allowed=*/false));
+               cli::output_file(/*stdout_allowed=*/false));
   accepted.add_switch(
       watch.add_flag("--no-python-trace", flags.no_python_trace,
                      "Do not put the Python hook in the program's Python processes: no tracebacks, loaders, extra "
                      "iterators or set_epoch order (the process tree is still followed)"));
+}
+
+/// The gates: --expect-persistent, --expect-clean, and a --max-* flag a check.
+void add_gate_options(CLI::App& watch, cli::AcceptedValues& accepted, WatchCommandOptions& options, WatchFlags& flags) {
   accepted.add_switch(watch.add_flag("--expect-persistent", flags.expect_persistent,
                                      "Fail if workers meant to last (a persistent loader's) were replaced at all "
                                      "(the same as --max-respawns 0)"));
@@ -246,16 +175,26 @@ void add_watch_options(WatchCommandLine& command, const std::string& usage) {
                                 "set_epoch (so they replay the epoch before)"},
   };
   for (const auto& [gate, help] : gates_help) {
-    accepted.add(watch.add_option(gate->flag, gate->limit, help), integer_in(0, kIntMax));
+    accepted.add(watch.add_option(gate->flag, gate->limit, help), cli::integer_in(0, cli::kIntMax));
   }
+}
+
+}  // namespace
+
+void add_watch_options(WatchCommandLine& command, const std::string& usage) {
+  CLI::App& watch = *command.app;
+  cli::AcceptedValues& accepted = command.accepted;
+  add_target_options(watch, accepted, command.options);
+  add_output_options(watch, accepted, command.options, command.flags);
+  add_gate_options(watch, accepted, command.options, command.flags);
   accepted.add_switch(
-      watch.add_flag("--no-live", flags.no_live,
+      watch.add_flag("--no-live", command.flags.no_live,
                      "No line on stderr at each respawn or reset as it is found (the summary still comes at the end)"));
   accepted
-      .add(watch.add_option("--generation-window-ms", options.generation_window_ms,
+      .add(watch.add_option("--generation-window-ms", command.options.generation_window_ms,
                             "Workers of one parent that start within this many milliseconds "
                             "of the first, before any of them ends, are one generation"),
-           integer_in(1, 600000))
+           cli::integer_in(1, 600000))
       ->capture_default_str();
   // Everything from the first word that is not one of the options above (or after `--`) is the
   // command and its own arguments, as with `nice` or `timeout`.
@@ -311,17 +250,17 @@ std::optional<int> finish_watch_options(WatchCommandLine& watch, const std::vect
   if (!options.command.empty() && !command_after_dashes.empty()) {
     std::cerr << prefix << ": '" << options.command.front()
               << "' is not an option of watch; put the whole command after --.\n";
-    return kExitUsage;
+    return cli::kExitUsage;
   }
   if (options.command.empty()) options.command = command_after_dashes;
   if (options.command.empty() && options.pid == 0) {
     std::cerr << prefix << " needs a command to run (" << options.program_name
               << " [options] -- COMMAND [ARGS...]) or a process to attach to (--pid N).\n";
-    return kExitUsage;
+    return cli::kExitUsage;
   }
   if (!options.command.empty() && options.pid != 0) {
     std::cerr << prefix << " takes a command or --pid " << options.pid << ", not both: drop one.\n";
-    return kExitUsage;
+    return cli::kExitUsage;
   }
   // An --expect-* flag tightens a gate to 0; a --max-* of 0 given too says the same.
   const auto expect_none = [](Gate& gate, const char* flag) {
@@ -339,8 +278,13 @@ std::optional<int> finish_watch_options(WatchCommandLine& watch, const std::vect
   return std::nullopt;
 }
 
-int watch_command(const WatchCommandOptions& options) {
-  watch::WatchOptions watch_options;
+namespace {
+
+/// The watcher's settings from the command's; the status of a usage error where the epoch
+/// pattern is not a regular expression. `hook_note` says why the hook is off where its files
+/// were not found.
+std::optional<int> watcher_options(const WatchCommandOptions& options, WatchOptions& watch_options,
+                                   std::string& hook_note) {
   watch_options.command = options.command;
   watch_options.attach_pid = options.pid;
   watch_options.mode = parse_mode(options.mode);
@@ -351,84 +295,79 @@ int watch_command(const WatchCommandOptions& options) {
     } catch (const std::regex_error& error) {
       std::cerr << options.program_name << ": --epoch-regex: '" << options.epoch_regex
                 << "' is not a valid regular expression (" << error.what() << ").\n";
-      return kExitUsage;
+      return cli::kExitUsage;
     }
   }
-  std::string hook_note;
   if (options.python_trace && options.pid == 0) {
-    if (const std::optional<std::string> dir = watch::find_hook_dir()) {
+    if (const std::optional<std::string> dir = find_hook_dir()) {
       watch_options.python_hook_dir = *dir;
     } else {
       hook_note = "off: its files were not found (share/dlreset/python/sitecustomize.py beside the binary's bin/, or "
                   "DLRESET_WATCH_HOOK_DIR); reinstall dlreset-watch";
     }
   }
-  std::optional<LiveRespawns> live;
-  std::optional<LiveResets> live_resets;
-  std::vector<watch::HookEvent> live_hook_events;  // the iterators made so far name the workers
-  watch_options.on_ready = [&](pid_t root, watch::WatchMode mode, double origin_s) {
-    if (options.pid != 0) {
-      std::cerr << options.program_name << ": attached to pid " << root << ", following it with "
-                << (mode == watch::WatchMode::connector ? "the process events connector" : "polling")
-                << "; Ctrl-C stops the watch, not the process.\n";
-    }
-    watch::GenerationOptions generation_options;
-    generation_options.window_s = options.generation_window_ms / 1000.0;
-    generation_options.start_uncertainty_s = watch::start_uncertainty_s(mode, options.poll_ms);
-    live.emplace(options.program_name, origin_s, generation_options);
-    live_resets.emplace(options.program_name, origin_s);
-  };
-  if (options.live) {
-    watch_options.on_sample = [&](const std::vector<watch::ProcessRecord>& records,
-                                  const std::vector<double>& epoch_marks_s, double now_s) {
-      if (live) (*live)(records, epoch_marks_s, now_s, live_hook_events);
-    };
-    watch_options.on_hook_event = [&](const watch::HookEvent& event) {
-      if (event.kind == watch::HookEventKind::iterator_made) live_hook_events.push_back(event);
-      if (live_resets) (*live_resets)(event);
-    };
-  }
+  return std::nullopt;
+}
 
-  watch::WatchResult result;
-  try {
-    result = watch::run_watch(watch_options);
-  } catch (const watch::WatchError& error) {
-    std::cerr << options.program_name << ": " << error.what() << "\n";
-    return error.exit_status();
-  }
-  if (!hook_note.empty()) result.python_hook = hook_note;
-  watch::WatchReport report = watch::analyse_watch(std::move(result), options.command, options.epoch_regex,
-                                                   options.generation_window_ms / 1000.0);
-  report.program = options.program_name;
-  std::cerr << watch::summary_text(report);
-
-  // The program's own failure is the first news; a stopped watch of a process attached to ends
-  // as the signal asked.
+/// The program's status as the watch reports it: its own failure is the first news, and a
+/// stopped watch of a process attached to ends as the signal asked.
+int program_status(const WatchCommandOptions& options, const WatchReport& report) {
   int status = report.program_status.value_or(0);
   if (report.result.attached && report.result.signal_received != 0 && !report.result.processes.front().end_s) {
     status = 128 + report.result.signal_received;
   }
   if (status == kExitGateFailed) {
     std::cerr << fmt::format("{}: the program itself exited {}, the status kept for a failed gate; reported as {}.\n",
-                             options.program_name, kExitGateFailed, kExitFailure);
-    status = kExitFailure;
+                             options.program_name, kExitGateFailed, cli::kExitFailure);
+    status = cli::kExitFailure;
   }
-  bool gate_failed = false;
-  const nlohmann::json gates = hold_gates(options, report, gate_failed);
-  if (gate_failed && status == 0) status = kExitGateFailed;
+  return status;
+}
 
+/// Writes --json and --events; false where one could not be written.
+bool write_reports(const WatchCommandOptions& options, const WatchReport& report, const nlohmann::json& gates,
+                   int status) {
   bool written = true;
   if (!options.json_path.empty()) {
-    nlohmann::json document = watch::report_json(report);
+    nlohmann::json document = report_json(report);
     document["gates"] = gates;
     document["watch_exit_status"] = status;
     written &= write_report(options.program_name, options.json_path, document, "--json");
   }
   if (!options.events_path.empty()) {
-    written &= write_report(options.program_name, options.events_path, watch::events_json(report), "--events");
+    written &= write_report(options.program_name, options.events_path, events_json(report), "--events");
   }
-  if (!written && status == 0) status = kExitFailure;
+  return written;
+}
+
+}  // namespace
+
+int watch_command(const WatchCommandOptions& options) {
+  WatchOptions watch_options;
+  std::string hook_note;
+  if (const std::optional<int> bad = watcher_options(options, watch_options, hook_note)) return *bad;
+  LiveLines live(options);
+  live.attach(watch_options);
+
+  WatchResult result;
+  try {
+    result = run_watch(watch_options);
+  } catch (const WatchError& error) {
+    std::cerr << options.program_name << ": " << error.what() << "\n";
+    return error.exit_status();
+  }
+  if (!hook_note.empty()) result.python_hook = hook_note;
+  WatchReport report =
+      analyse_watch(std::move(result), options.command, options.epoch_regex, options.generation_window_ms / 1000.0);
+  report.program = options.program_name;
+  std::cerr << summary_text(report);
+
+  int status = program_status(options, report);
+  bool gate_failed = false;
+  const nlohmann::json gates = hold_gates(options, report, gate_failed);
+  if (gate_failed && status == 0) status = kExitGateFailed;
+  if (!write_reports(options, report, gates, status) && status == 0) status = cli::kExitFailure;
   return status;
 }
 
-}  // namespace dlreset::app
+}  // namespace dlreset::watch

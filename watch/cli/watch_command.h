@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "app/accepted_values.h"
-#include "app/command_line.h"
+#include "harness/cli/accepted_values.h"
+#include "harness/cli/command_line.h"
 
-namespace dlreset::app {
+namespace dlreset::watch {
 
 /// The one-line description of the command, for --help and the subcommand list.
 inline constexpr const char* kWatchDescription =
@@ -68,12 +68,12 @@ struct WatchFlags {
   bool no_python_trace = false;
 };
 
-using WatchCommandLine = CommandLine<WatchCommandOptions, WatchFlags>;
+using WatchCommandLine = cli::CommandLine<WatchCommandOptions, WatchFlags>;
 
-/// Defines watch's options on `watch.app` (a subcommand of dlreset, or dlreset-watch's own app),
-/// each with its check and words in `watch.accepted`. `usage` is how the examples call it
-/// ("dlreset watch", "dlreset-watch").
-void add_watch_options(WatchCommandLine& watch, const std::string& usage);
+/// Defines watch's options on `command.app` (a subcommand of dlreset, or dlreset-watch's own
+/// app), each with its check and words in `command.accepted`. `usage` is how the examples call
+/// it ("dlreset watch", "dlreset-watch").
+void add_watch_options(WatchCommandLine& command, const std::string& usage);
 
 /// Adds `watch` to dlreset's `parent`, with add_watch_options.
 void add_watch_command(CLI::App& parent, WatchCommandLine& watch);
@@ -83,7 +83,7 @@ void add_watch_command(CLI::App& parent, WatchCommandLine& watch);
 std::vector<std::string> split_command(int& argc, char** argv, int first);
 
 /// Completes the options after a parse: the command, the gates, the switches. Bad input gets a
-/// line on stderr (prefixed by `prefix`) and the exit status 2, returned; nothing when all is well.
+/// line on stderr (prefixed by `prefix`) and the exit status cli::kExitUsage, returned; nothing when all is well.
 std::optional<int> finish_watch_options(WatchCommandLine& watch, const std::vector<std::string>& command_after_dashes,
                                         const std::string& prefix);
 
@@ -96,4 +96,4 @@ std::string watch_man_page_sections();
 /// written; 2 for bad input.
 int watch_command(const WatchCommandOptions& options);
 
-}  // namespace dlreset::app
+}  // namespace dlreset::watch
