@@ -12,6 +12,7 @@
 
 #include "harness/cli/exit_status.h"
 #include "harness/cli/json_file.h"
+#include "watch/analysis/checks/checks.h"
 #include "watch/analysis/generations.h"
 #include "watch/analysis/python_view.h"
 #include "watch/analysis/watch_report.h"
@@ -42,68 +43,43 @@ bool write_report(const std::string& program, const std::string& path, const nlo
   }
 }
 
-const Check& check_named(const Findings& findings, const std::string& name) {
-  for (const Check* check : findings.checks()) {
-    if (check->name == name) return *check;
-  }
-  return findings.respawns;
-}
-
-/// What a failed gate's line says the count was.
-std::string gate_words(const WatchReport& report, const Check& check) {
-  const double origin = report.result.origin_s;
-  if (check.name == "respawns") {
-    std::string times;
-    for (const Respawn& respawn : report.generations.respawns) {
-      times += (times.empty() ? "" : ", ") + fmt::format("{:.2f} s", respawn.time_s - origin);
-    }
-    return fmt::format("workers were replaced {} time{} (at {})", check.count, check.count == 1 ? "" : "s", times);
-  }
-  if (check.name == "live_workers") {
-    return fmt::format("{} workers were alive at once (at {:.2f} s)", check.count,
-                       report.findings.peak.time_s - origin);
-  }
-  if (check.name == "leaked_workers")
-    return fmt::format("{} worker{} leaked", check.count, check.count == 1 ? " was" : "s were");
-  if (check.name == "extra_iterators") {
-    return fmt::format("{} iterator{} handed out no batch before the next iter()", check.count,
-                       check.count == 1 ? "" : "s");
-  }
-  return fmt::format("{} pass{} drew {} order before set_epoch", check.count, check.count == 1 ? "" : "es",
-                     check.count == 1 ? "its" : "their");
-}
-
 /// Holds every gate against its count: prints a line for each that failed (or could not be
 /// checked) and returns the gates as JSON.
 nlohmann::json hold_gates(const WatchCommandOptions& options, const WatchReport& report, bool& failed) {
   nlohmann::json gates = nlohmann::json::array();
-  for (const Gate* gate : options.gates()) {
-    if (gate->limit < 0) continue;
-    const Check& check = check_named(report.findings, gate->check);
-    const bool passed = check.seen && check.count <= gate->limit;
-    gates.push_back({{"flag", gate->flag},
-                     {"check", gate->check},
-                     {"limit", gate->limit},
+  for (const Gate& gate : options.gates) {
+    if (gate.limit < 0) continue;
+    const CheckSpec& spec = *gate.check;
+    const Check& check = report.findings.check(spec.name);
+    const bool passed = check.seen && check.count <= gate.limit;
+    gates.push_back({{"flag", spec.gate_flag},
+                     {"check", spec.name},
+                     {"limit", gate.limit},
                      {"count", check.count},
                      {"seen", check.seen},
                      {"passed", passed}});
     if (passed) continue;
     failed = true;
     if (!check.seen) {
-      std::cerr << fmt::format("{}: {} cannot be checked: the Python hook was {}.\n", options.program_name, gate->flag,
-                               report.python.hook);
+      std::cerr << fmt::format("{}: {} cannot be checked: the Python hook was {}.\n", options.program_name,
+                               spec.gate_flag, report.python.hook);
       continue;
     }
-    // The live-worker peak of overlapping passes is torch's lazy shutdown, not a leak: say so.
-    const std::string cause = check.name == "live_workers" ? overlap_cause(report.findings.peak) : "";
+    const std::string cause = spec.gate_cause != nullptr ? spec.gate_cause(report) : "";
     std::cerr << fmt::format("{}: {}, more than the {} allowed ({}){}.\n", options.program_name,
-                             gate_words(report, check), gate->limit,
-                             gate->set_by != nullptr ? gate->set_by : gate->flag, cause.empty() ? "" : ": " + cause);
+                             spec.gate_words(report, check), gate.limit,
+                             gate.set_by != nullptr ? gate.set_by : spec.gate_flag, cause.empty() ? "" : ": " + cause);
   }
   return gates;
 }
 
 }  // namespace
+
+std::vector<Gate> unset_gates() {
+  std::vector<Gate> gates;
+  for (const CheckSpec& spec : checks()) gates.push_back(Gate{&spec});
+  return gates;
+}
 
 void add_watch_command(CLI::App& parent, WatchCommandLine& watch) {
   watch.app = parent.add_subcommand("watch", kWatchDescription);
@@ -152,30 +128,32 @@ void add_output_options(CLI::App& watch, cli::AcceptedValues& accepted, WatchCom
                      "iterators or set_epoch order (the process tree is still followed)"));
 }
 
-/// The gates: --expect-persistent, --expect-clean, and a --max-* flag a check.
+/// "Fail on any respawn, leaked worker, extra iterator or late set_epoch (the same as
+/// --max-respawns 0 ...)": --expect-clean's help, from the checks it sets.
+std::string expect_clean_help() {
+  std::vector<const CheckSpec*> clean;
+  for (const CheckSpec& spec : checks()) {
+    if (spec.expect_clean != nullptr) clean.push_back(&spec);
+  }
+  std::string any;
+  std::string same;
+  for (std::size_t i = 0; i < clean.size(); ++i) {
+    any += std::string(i == 0 ? "" : i + 1 == clean.size() ? " or " : ", ") + clean[i]->expect_clean;
+    same += std::string(i == 0 ? "" : " ") + clean[i]->gate_flag + " 0";
+  }
+  return "Fail on any " + any + " (the same as " + same + ")";
+}
+
+/// The gates: each check's --expect-* flag, --expect-clean, and each check's --max-* flag.
 void add_gate_options(CLI::App& watch, cli::AcceptedValues& accepted, WatchCommandOptions& options, WatchFlags& flags) {
-  accepted.add_switch(watch.add_flag("--expect-persistent", flags.expect_persistent,
-                                     "Fail if workers meant to last (a persistent loader's) were replaced at all "
-                                     "(the same as --max-respawns 0)"));
-  accepted.add_switch(
-      watch.add_flag("--expect-clean", flags.expect_clean,
-                     "Fail on any respawn, leaked worker, extra iterator or late set_epoch (the same as "
-                     "--max-respawns 0 --max-leaked-workers 0 --max-extra-iterators 0 --max-late-set-epoch 0)"));
-  // Each gate under its own flag (Gate::flag), in the order the summary names them.
-  const std::pair<Gate*, const char*> gates_help[] = {
-      {&options.respawns, "Fail if workers meant to last (a persistent loader's, where the Python hook names the "
-                          "loader) were replaced more often than this"},
-      {&options.live_workers, "Fail if more workers than this were alive at once (all ranks together; a "
-                              "non-persistent loader's next pass beside its last counts both)"},
-      {&options.leaked_workers, "Fail if more workers than this were leaked: left running by a loader made "
-                                "again, outliving the program, or piling up from epoch to epoch"},
-      {&options.extra_iterators, "Fail if more passes than this began and handed out no batch before the next "
-                                 "iter() (their prefetched batches thrown away)"},
-      {&options.late_set_epoch, "Fail if more passes than this drew their order before their epoch's "
-                                "set_epoch (so they replay the epoch before)"},
-  };
-  for (const auto& [gate, help] : gates_help) {
-    accepted.add(watch.add_option(gate->flag, gate->limit, help), cli::integer_in(0, cli::kIntMax));
+  for (Gate& gate : options.gates) {
+    if (gate.check->expect_flag == nullptr) continue;
+    accepted.add_switch(watch.add_flag(gate.check->expect_flag, gate.expected, gate.check->expect_help));
+  }
+  accepted.add_switch(watch.add_flag("--expect-clean", flags.expect_clean, expect_clean_help()));
+  for (Gate& gate : options.gates) {
+    accepted.add(watch.add_option(gate.check->gate_flag, gate.limit, gate.check->help),
+                 cli::integer_in(0, cli::kIntMax));
   }
 }
 
@@ -267,10 +245,12 @@ std::optional<int> finish_watch_options(WatchCommandLine& watch, const std::vect
     if (gate.limit != 0) gate.set_by = flag;
     gate.limit = 0;
   };
-  if (flags.expect_persistent) expect_none(options.respawns, "--expect-persistent");
+  for (Gate& gate : options.gates) {
+    if (gate.expected) expect_none(gate, gate.check->expect_flag);
+  }
   if (flags.expect_clean) {
-    for (Gate* gate : {&options.respawns, &options.leaked_workers, &options.extra_iterators, &options.late_set_epoch}) {
-      expect_none(*gate, "--expect-clean");
+    for (Gate& gate : options.gates) {
+      if (gate.check->expect_clean != nullptr) expect_none(gate, "--expect-clean");
     }
   }
   options.live = !flags.no_live;

@@ -13,6 +13,7 @@
 
 #include "harness/cli/accepted_values.h"
 #include "harness/cli/command_line.h"
+#include "watch/analysis/checks/check_spec.h"
 
 namespace dlreset::watch {
 
@@ -28,11 +29,14 @@ inline constexpr int kExitGateFailed = 99;
 
 /// A gate: a check's count may be at most `limit`; -1: no gate.
 struct Gate {
-  const char* check;  ///< The check's name in the report ("respawns").
-  const char* flag;   ///< "--max-respawns".
+  const CheckSpec* check = nullptr;  ///< Its row of the table: its name and flag ("--max-respawns").
   int limit = -1;
-  const char* set_by = nullptr;  ///< The flag that set the limit, where not `flag` ("--expect-clean").
+  const char* set_by = nullptr;  ///< The flag that set the limit, where not the check's own ("--expect-clean").
+  bool expected = false;         ///< The check's own --expect-* flag was given (CheckSpec::expect_flag).
 };
+
+/// A gate for each check of the table, in its order, none set.
+std::vector<Gate> unset_gates();
 
 /// The settings of `dlreset watch`, with the defaults its --help shows.
 struct WatchCommandOptions {
@@ -43,26 +47,17 @@ struct WatchCommandOptions {
   std::string epoch_regex;  ///< Empty: the output is not read.
   std::string json_path;
   std::string events_path;
-  /// The gates, in the order the summary names them. --expect-persistent sets respawns to 0,
-  /// --expect-clean every count but the live workers.
-  Gate respawns{"respawns", "--max-respawns"};
-  Gate live_workers{"live_workers", "--max-live-workers"};
-  Gate leaked_workers{"leaked_workers", "--max-leaked-workers"};
-  Gate extra_iterators{"extra_iterators", "--max-extra-iterators"};
-  Gate late_set_epoch{"late_set_epoch", "--max-late-set-epoch"};
+  /// The gates, one a check, in the order the summary names them. A check's --expect-* flag
+  /// sets its gate to 0; --expect-clean sets those of the checks it names.
+  std::vector<Gate> gates = unset_gates();
   int generation_window_ms = 1000;
   bool live = true;                            ///< A line on stderr at each respawn and reset, as it is found.
   bool python_trace = true;                    ///< Put the Python hook in the program's Python processes.
   std::string program_name = "dlreset watch";  ///< How messages name the command.
-
-  std::vector<const Gate*> gates() const {
-    return {&respawns, &live_workers, &leaked_workers, &extra_iterators, &late_set_epoch};
-  }
 };
 
 /// The flags that fold into WatchCommandOptions once parsed.
 struct WatchFlags {
-  bool expect_persistent = false;
   bool expect_clean = false;
   bool no_live = false;
   bool no_python_trace = false;
