@@ -5,7 +5,7 @@
 
 #include <sstream>
 
-#include "app/man_page.h"
+#include "harness/cli/man_page.h"
 
 namespace dlreset::app {
 
@@ -52,7 +52,7 @@ std::string bash_completion(const CLI::App& app) {
     const std::string& name = command->get_name();
     commands += (commands.empty() ? "" : "|") + name;
     std::string flags;
-    for (const CLI::Option* option : command->get_options(shown_in_help)) {
+    for (const CLI::Option* option : command->get_options(cli::shown_in_help)) {
       flags += names_of(*option);
       if (option->get_items_expected_max() == 0) continue;
       for (const std::string& flag : option->get_lnames()) {
@@ -63,7 +63,7 @@ std::string bash_completion(const CLI::App& app) {
   }
   std::string top_level = commands;
   for (char& c : top_level) c = c == '|' ? ' ' : c;
-  for (const CLI::Option* option : app.get_options(shown_in_help)) top_level += names_of(*option);
+  for (const CLI::Option* option : app.get_options(cli::shown_in_help)) top_level += names_of(*option);
 
   std::ostringstream out;
   out << "# bash completion for dlreset; written by `dlreset --bash-completion`.\n"

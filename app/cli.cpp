@@ -11,22 +11,20 @@
 
 #include <torch/version.h>
 
-#include "app/accepted_values.h"
 #include "app/bash_completion.h"
 #include "app/demo_command.h"
-#include "app/man_page.h"
 #include "app/run_command.h"
 #include "app/signal_guard.h"
-#include "app/watch_command.h"
+#include "harness/cli/accepted_values.h"
+#include "harness/cli/exit_status.h"
+#include "harness/cli/man_page.h"
 #include "harness/data/core/errors.h"
 #include "harness/data/core/interrupt.h"
+#include "watch/cli/watch_command.h"
 
 namespace dlreset::app {
 
 namespace {
-
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
 
 /// A signal that came after the last batch (or during the demo's wait for Enter) still ends the
 /// command as interrupted.
@@ -49,7 +47,7 @@ std::string dlreset_man_page_sections() {
          "Print a Python\\-style traceback to stderr every time a loader's iterator is set to null, "
          "in any program built on dlreset's DataLoader.\n"
          ".SH FILES\n.TP\n.I " +
-         roff(DLRESET_DATA_DIR) +
+         cli::roff(DLRESET_DATA_DIR) +
          "\n"
          "The Fashion\\-MNIST IDX files (Debian: dataset\\-fashion\\-mnist), unless \\-\\-data names "
          "another directory.\n"
@@ -68,10 +66,10 @@ int status_for_failure(const std::exception_ptr& failure) {
     return exit_status_for_signal(error.signal_number());
   } catch (const data::DatasetError& error) {
     std::cerr << "dlreset: the data set cannot be used: " << error.what() << "\n";
-    return kExitFailure;
+    return cli::kExitFailure;
   } catch (const std::exception& error) {
     std::cerr << "dlreset: " << error.what() << "\n";
-    return kExitFailure;
+    return cli::kExitFailure;
   }
 }
 
@@ -82,7 +80,7 @@ void add_generator_flags(CLI::App& app, const std::string& version) {
   app.add_flag_callback(
          "--man-page",
          [&app, &version] {
-           std::cout << man_page(app, version, dlreset_man_page_sections());
+           std::cout << cli::man_page(app, version, dlreset_man_page_sections());
            throw CLI::Success();
          },
          "Print the man page (roff) and exit")
@@ -114,24 +112,24 @@ int main_cli(int argc, char** argv) {
   add_run_command(app, run);
   DemoCommandLine demo;
   add_demo_command(app, demo);
-  WatchCommandLine watch;
-  add_watch_command(app, watch);
+  watch::WatchCommandLine watch;
+  watch::add_watch_command(app, watch);
 
   // `dlreset watch [options] -- COMMAND...`: what follows `--` is the command, untouched by the
   // parser (CLI11 would take it as positionals, which watch has none of).
   std::vector<std::string> command_after_dashes;
-  if (argc > 2 && std::strcmp(argv[1], "watch") == 0) command_after_dashes = split_command(argc, argv, 2);
+  if (argc > 2 && std::strcmp(argv[1], "watch") == 0) command_after_dashes = watch::split_command(argc, argv, 2);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
-    const AcceptedValues* accepted = run.app->parsed()     ? &run.accepted
-                                     : demo.app->parsed()  ? &demo.accepted
-                                     : watch.app->parsed() ? &watch.accepted
-                                                           : nullptr;
-    std::cerr << "dlreset: " << usage_message(error, accepted) << "\n";
-    return kExitUsage;
+    const cli::AcceptedValues* accepted = run.app->parsed()     ? &run.accepted
+                                          : demo.app->parsed()  ? &demo.accepted
+                                          : watch.app->parsed() ? &watch.accepted
+                                                                : nullptr;
+    std::cerr << "dlreset: " << cli::usage_message(error, accepted) << "\n";
+    return cli::kExitUsage;
   }
 
   try {
@@ -141,10 +139,10 @@ int main_cli(int argc, char** argv) {
       return status_after_signals(run_command(run.options));
     }
     if (watch.app->parsed()) {
-      if (const std::optional<int> bad = finish_watch_options(watch, command_after_dashes, "dlreset: watch")) {
+      if (const std::optional<int> bad = watch::finish_watch_options(watch, command_after_dashes, "dlreset: watch")) {
         return *bad;
       }
-      return watch_command(watch.options);
+      return watch::watch_command(watch.options);
     }
     if (demo.app->parsed()) {
       finish_demo_options(demo);
@@ -155,7 +153,7 @@ int main_cli(int argc, char** argv) {
   } catch (...) {
     return status_for_failure(std::current_exception());
   }
-  return kExitUsage;
+  return cli::kExitUsage;
 }
 
 }  // namespace dlreset::app

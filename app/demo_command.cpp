@@ -272,38 +272,38 @@ void add_demo_command(CLI::App& parent, DemoCommandLine& command) {
                                     "anomaly, hook, root cause, fix (for workshops; under two minutes with the "
                                     "defaults)");
   CLI::App& demo = *command.app;
-  AcceptedValues& accepted = command.accepted;
+  cli::AcceptedValues& accepted = command.accepted;
   DemoOptions& options = command.options;
   DemoFlags& flags = command.flags;
   flags.method = data::to_string(options.start_method);
   accepted.add_switch(demo.add_flag("--interactive", options.interactive, "Wait for Enter between steps"));
-  accepted.add(demo.add_option("--step", options.step, "Run only this step"), integer_in(1, kDemoSteps));
+  accepted.add(demo.add_option("--step", options.step, "Run only this step"), cli::integer_in(1, kDemoSteps));
   accepted
       .add(demo.add_option("--color", flags.color, "Colour the output: auto (on a terminal), always or never"),
-           one_of({"auto", "always", "never"}))
+           cli::one_of({"auto", "always", "never"}))
       ->capture_default_str();
   accepted
       .add(demo.add_option("--workers", options.workers, "DataLoader workers per loader in the runs"),
-           integer_in(0, 64))
+           cli::integer_in(0, 64))
       ->capture_default_str();
   accepted
       .add(demo.add_option("--start-method", flags.method, "How workers start: thread, fork or spawn"),
-           one_of(start_method_names()))
+           cli::one_of(start_method_names()))
       ->capture_default_str();
   // Two epochs at least: the bug shows from the second one on.
-  accepted.add(demo.add_option("--epochs", options.epochs, "Epochs per run"), integer_in(2, 1000))
+  accepted.add(demo.add_option("--epochs", options.epochs, "Epochs per run"), cli::integer_in(2, 1000))
       ->capture_default_str();
   accepted
       .add(demo.add_option("--limit-train-batches", options.limit_train_batches, "Training batches per epoch"),
-           integer_in(1, kNoUpperBound))
+           cli::integer_in(1, cli::kNoUpperBound))
       ->capture_default_str();
   accepted
       .add(demo.add_option("--limit-val-batches", options.limit_val_batches, "Validation batches per epoch"),
-           integer_in(1, kNoUpperBound))
+           cli::integer_in(1, cli::kNoUpperBound))
       ->capture_default_str();
   accepted
       .add(demo.add_option("--data", options.data_dir, "Directory of the Fashion-MNIST IDX files"),
-           path_to("a directory holding the Fashion-MNIST IDX files"))
+           cli::path_to("a directory holding the Fashion-MNIST IDX files"))
       ->capture_default_str();
 }
 

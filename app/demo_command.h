@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "app/accepted_values.h"
-#include "app/command_line.h"
+#include "harness/cli/accepted_values.h"
+#include "harness/cli/command_line.h"
 #include "harness/data/core/data_loader_options.h"
 
 #ifndef DLRESET_DATA_DIR
@@ -41,7 +41,7 @@ struct DemoFlags {
   std::string method;  ///< add_demo_command sets the default, DemoOptions' start method.
 };
 
-using DemoCommandLine = CommandLine<DemoOptions, DemoFlags>;
+using DemoCommandLine = cli::CommandLine<DemoOptions, DemoFlags>;
 
 /// Adds `demo` to `parent` and defines its options, each with its check and words in
 /// `demo.accepted`. --color and --start-method are read as text into `demo.flags`, for

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "app/accepted_values.h"
-#include "app/command_line.h"
 #include "app/run_options.h"
+#include "harness/cli/accepted_values.h"
+#include "harness/cli/command_line.h"
 
 namespace dlreset::app {
 
@@ -29,7 +29,7 @@ struct RunFlags {
 /// The names --start-method takes, from the enum's own list: `run`'s and `demo`'s.
 std::vector<std::string> start_method_names();
 
-using RunCommandLine = CommandLine<RunOptions, RunFlags>;
+using RunCommandLine = cli::CommandLine<RunOptions, RunFlags>;
 
 /// Adds `run` to `parent` and defines its options, each with its check and words in
 /// `run.accepted`, in the order --help, the man page and the bash completion list them.

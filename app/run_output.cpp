@@ -5,7 +5,7 @@
 #include <iostream>
 #include <utility>
 
-#include "app/json_file.h"
+#include "harness/cli/json_file.h"
 
 namespace dlreset::app {
 
@@ -27,8 +27,8 @@ FitHooks RunOutput::hooks(std::string workers) {
 
 void RunOutput::report(const std::function<nlohmann::json()>& json, const std::function<nlohmann::json()>& events,
                        const std::function<std::string()>& summary) {
-  if (!options_.json_path.empty()) write_json(options_.json_path, json());
-  if (!options_.events_path.empty()) write_json(options_.events_path, events());
+  if (!options_.json_path.empty()) cli::write_json(options_.json_path, json());
+  if (!options_.events_path.empty()) cli::write_json(options_.events_path, events());
   if (!json_to_stdout()) {
     std::cout << summary();
     if (options_.profiler) std::cout << "\n" << profiler_.summary();

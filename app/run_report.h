@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "app/json_file.h"  // write_json, for every JSON output of the command
 #include "app/run_options.h"
+#include "harness/cli/json_file.h"  // write_json, for every JSON output of the command
 #include "variants/fit_report.h"
 
 namespace dlreset::app {

@@ -3,7 +3,7 @@
 include each other in a circle.
 
 The layers, each a folder that may include only itself and the folders before it in its list:
-- watch/: hook/, tree/, analysis/, report/ (docs/design.md §4);
+- watch/: hook/, tree/, analysis/, report/, cli/ (docs/design.md §4);
 - harness/data/: core/ never includes the torch layer above it.
 A circle of includes, anywhere in the tree, means two files cannot be read one without the other.
 
@@ -20,7 +20,7 @@ import subprocess
 import sys
 
 LAYERS = {
-    "watch": ["hook", "tree", "analysis", "report"],
+    "watch": ["hook", "tree", "analysis", "report", "cli"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 

@@ -16,10 +16,12 @@
 #include "watch/analysis/python_view.h"
 #include "watch/analysis/worker_classifier.h"
 #include "watch/hook/hook_event.h"
+#include "watch/report/summary_text.h"
 
 namespace dlreset::watch {
 namespace {
 
+using ::testing::Contains;
 using ::testing::HasSubstr;
 
 StackFrame frame(const std::string& function, int line) {
@@ -89,6 +91,15 @@ Analysed analyse(std::vector<ProcessRecord> records, std::vector<HookEvent> even
   out.findings = analyse_findings(result, out.generations, out.python);
   out.records = std::move(records);
   return out;
+}
+
+/// The sentences the report says after its verdict, one a check that found something.
+std::vector<std::string> verdicts(const Analysed& a) {
+  WatchReport report;
+  report.generations = a.generations;
+  report.python = a.python;
+  report.findings = a.findings;
+  return finding_verdicts(report);
 }
 
 TEST(HookEvent, ADatagramOfTheHookIsReadWithItsStackAndRank) {
@@ -173,7 +184,7 @@ TEST(PythonView, ALoaderTakingOverFromAnotherIsNoRespawn) {
                               fork_of(204, 2.1, 3.0)},
                              events);
   EXPECT_EQ(a.generations.generations.size(), 2u);
-  EXPECT_EQ(a.findings.respawns.count, 0);
+  EXPECT_EQ(a.findings.check("respawns").count, 0);
 }
 
 TEST(Findings, RespawnsAreGroupedByTheStackThatStoppedTheOldWorkers) {
@@ -185,11 +196,11 @@ TEST(Findings, RespawnsAreGroupedByTheStackThatStoppedTheOldWorkers) {
   const Analysed a = analyse({program(), fork_of(201, 1.0, 2.0), fork_of(202, 1.0, 2.0), fork_of(203, 2.1, 3.0),
                               fork_of(204, 2.1, 3.0), fork_of(205, 3.1, 9.0), fork_of(206, 3.1, 9.0)},
                              events);
-  EXPECT_EQ(a.findings.respawns.count, 2);
+  EXPECT_EQ(a.findings.check("respawns").count, 2);
   ASSERT_EQ(a.findings.respawn_causes.size(), 1u);
   EXPECT_EQ(a.findings.respawn_causes[0].respawns, (std::vector<int>{2, 3}));
   EXPECT_EQ(a.findings.respawns_without_cause, 0);
-  EXPECT_EQ(a.findings.live_workers.count, 2);
+  EXPECT_EQ(a.findings.check("live_workers").count, 2);
 }
 
 TEST(Findings, AStackSharedByTheRanksOfAJobNamesEveryRankInOrder) {
@@ -235,12 +246,12 @@ TEST(Findings, ALoaderMadeAgainWhileAnotherOfItsKindKeepsItsWorkersLeaksThem) {
                              events, {0.5, 1.5, 2.5, 3.5});
   // L1's two are left when L2 starts; L2's two more when L3 starts. All end before the program
   // does (at 100 s); the live count grows 0 -> 2 -> 4 -> 6 at the epoch lines.
-  EXPECT_EQ(a.findings.leaked_workers.count, 4);
-  EXPECT_EQ(a.findings.leaked_workers.details.size(), 3u);
-  EXPECT_THAT(a.findings.leaked_workers.details[0],
+  EXPECT_EQ(a.findings.check("leaked_workers").count, 4);
+  EXPECT_EQ(a.findings.check("leaked_workers").details.size(), 3u);
+  EXPECT_THAT(a.findings.check("leaked_workers").details[0],
               HasSubstr("while L1, a loader of the same kind, still had 2 alive"));
   EXPECT_EQ(a.findings.live_at_epochs, (std::vector<int>{0, 2, 4, 6}));
-  EXPECT_THAT(a.findings.leaked_workers.details[2], HasSubstr("grew: 0 → 2 → 4 → 6"));
+  EXPECT_THAT(a.findings.check("leaked_workers").details[2], HasSubstr("grew: 0 → 2 → 4 → 6"));
 }
 
 TEST(Findings, ASetReplacedAtEachEpochLineIsNoGrowth) {
@@ -250,7 +261,7 @@ TEST(Findings, ASetReplacedAtEachEpochLineIsNoGrowth) {
                               fork_of(204, 2.1, 3.05), fork_of(205, 3.1, 4.0), fork_of(206, 3.1, 4.0)},
                              {}, {0.9, 2.0, 3.0});
   EXPECT_EQ(a.findings.live_at_epochs, (std::vector<int>{0, 0, 0}));
-  EXPECT_EQ(a.findings.leaked_workers.count, 0);
+  EXPECT_EQ(a.findings.check("leaked_workers").count, 0);
 }
 
 TEST(Findings, LoadersOfOneKindMadeTogetherLeakNothing) {
@@ -260,14 +271,14 @@ TEST(Findings, LoadersOfOneKindMadeTogetherLeakNothing) {
   const Analysed a = analyse({program(), fork_of(201, 1.0, 3.0), fork_of(202, 1.0, 3.0), fork_of(203, 1.0, 3.0),
                               fork_of(204, 1.0, 3.0)},
                              events);
-  EXPECT_EQ(a.findings.leaked_workers.count, 0);
+  EXPECT_EQ(a.findings.check("leaked_workers").count, 0);
   EXPECT_EQ(a.findings.peak.workers, 4);
 }
 
 TEST(Findings, WorkersThatOutliveTheProgramAreLeaked) {
   const Analysed a = analyse({program(), fork_of(201, 1.0, 150.0), fork_of(202, 1.0, 50.0)}, {});
-  EXPECT_EQ(a.findings.leaked_workers.count, 1);
-  EXPECT_THAT(a.findings.leaked_workers.details[0], HasSubstr("1 worker outlived the program"));
+  EXPECT_EQ(a.findings.check("leaked_workers").count, 1);
+  EXPECT_THAT(a.findings.check("leaked_workers").details[0], HasSubstr("1 worker outlived the program"));
 }
 
 TEST(Findings, APassThatHandedOutNoBatchBeforeTheNextIterIsAnExtraIterator) {
@@ -275,39 +286,41 @@ TEST(Findings, APassThatHandedOutNoBatchBeforeTheNextIterIsAnExtraIterator) {
                                    ended(HookEventKind::iterator_reset, 1.2, "I1", 0, 4, {frame("fit", 40)}, 4),
                                    ended(HookEventKind::iterator_reset, 2.0, "I1", 16, 0, {frame("fit", 40)}, 0)};
   const Analysed a = analyse({program(), fork_of(201, 1.0, 9.0), fork_of(202, 1.0, 9.0)}, events);
-  EXPECT_EQ(a.findings.extra_iterators.count, 1);
-  EXPECT_EQ(a.findings.batches_thrown_away, 4);
-  EXPECT_EQ(a.findings.batches_in_flight, 4);
-  EXPECT_THAT(a.findings.extra_iterators.details[0], HasSubstr("reset by another iter()"));
-  EXPECT_THAT(a.findings.extra_iterators.details[0], HasSubstr(": 4 prefetched batches were thrown away"));
+  EXPECT_EQ(a.findings.check("extra_iterators").count, 1);
+  EXPECT_THAT(verdicts(a), Contains("1 iterator began a pass and handed out no batch: 4 prefetched batches were "
+                                    "thrown away."));
+  EXPECT_THAT(a.findings.check("extra_iterators").details[0], HasSubstr("reset by another iter()"));
+  EXPECT_THAT(a.findings.check("extra_iterators").details[0], HasSubstr(": 4 prefetched batches were thrown away"));
   // The event that ended it, whose whole stack the report prints.
-  EXPECT_EQ(a.findings.extra_iterators_ended, (std::vector<std::size_t>{1}));
+  EXPECT_EQ(a.findings.check("extra_iterators").ended, (std::vector<std::size_t>{1}));
   // A pass that was read and then reset throws nothing away that it had not handed out.
   EXPECT_EQ(a.python.passes.size(), 3u);
   EXPECT_EQ(a.python.passes[1].yielded, 16);
 }
 
 TEST(Findings, BatchesAskedForButNotKnownToBeMadeAreCountedAsUpTo) {
+  // The verdict's sum over the passes: none of the 4 asked for known to be made.
+  const std::string none_known_ready =
+      "1 iterator began a pass and handed out no batch: up to 4 prefetched batches were thrown away: asked of the "
+      "workers, none known to be ready.";
   // Dropped as its workers started: 4 asked for, none received or waiting in the queue.
   const Analysed none = analyse({program(), fork_of(201, 1.0, 1.5), fork_of(202, 1.0, 1.5)},
                                 {made(1.0, "L1", "I1", {201, 202}),
                                  ended(HookEventKind::workers_shutdown, 1.01, "I1", 0, 4, {frame("__del__", 9)}, 0)});
-  EXPECT_EQ(none.findings.extra_iterators.count, 1);
-  EXPECT_EQ(none.findings.batches_thrown_away, 0);
-  EXPECT_EQ(none.findings.batches_in_flight, 4);
-  EXPECT_THAT(none.findings.extra_iterators.details[0],
+  EXPECT_EQ(none.findings.check("extra_iterators").count, 1);
+  EXPECT_THAT(verdicts(none), Contains(none_known_ready));
+  EXPECT_THAT(none.findings.check("extra_iterators").details[0],
               HasSubstr(": up to 4 prefetched batches were thrown away: asked of the workers, none known to be ready"));
   // One made, three still asked for; and a hook that could not tell counts none as made.
   const Analysed one = analyse({program(), fork_of(201, 1.0, 1.5), fork_of(202, 1.0, 1.5)},
                                {made(1.0, "L1", "I1", {201, 202}),
                                 ended(HookEventKind::iterator_reset, 1.2, "I1", 0, 4, {frame("fit", 40)}, 1)});
-  EXPECT_THAT(one.findings.extra_iterators.details[0],
+  EXPECT_THAT(one.findings.check("extra_iterators").details[0],
               HasSubstr(": 1 prefetched batch was thrown away, and up to 3 more asked of the workers"));
   const Analysed unknown = analyse({program(), fork_of(201, 1.0, 1.5), fork_of(202, 1.0, 1.5)},
                                    {made(1.0, "L1", "I1", {201, 202}),
                                     ended(HookEventKind::iterator_reset, 1.2, "I1", 0, 4, {frame("fit", 40)})});
-  EXPECT_EQ(unknown.findings.batches_thrown_away, 0);
-  EXPECT_EQ(unknown.findings.batches_in_flight, 4);
+  EXPECT_THAT(verdicts(unknown), Contains(none_known_ready));
 }
 
 TEST(Findings, ThePeakNamesALoaderWhoseNextPassStartedBeforeTheLastOnesWorkersEnded) {
@@ -348,9 +361,9 @@ TEST(Findings, ASetEpochAfterThePassDrewItsOrderIsLate) {
   in_time.pending_epoch.reset();
   const Analysed a = analyse({program(), fork_of(201, 1.0, 9.0), fork_of(202, 1.0, 9.0)},
                              {made(1.0, "L1", "I1", {201, 202}), late, in_time});
-  EXPECT_EQ(a.findings.late_set_epoch.count, 1);
-  EXPECT_THAT(a.findings.late_set_epoch.details[0], HasSubstr("set_epoch(2) on sampler S1"));
-  EXPECT_THAT(a.findings.late_set_epoch.details[0], HasSubstr("replays epoch 0's order"));
+  EXPECT_EQ(a.findings.check("late_set_epoch").count, 1);
+  EXPECT_THAT(a.findings.check("late_set_epoch").details[0], HasSubstr("set_epoch(2) on sampler S1"));
+  EXPECT_THAT(a.findings.check("late_set_epoch").details[0], HasSubstr("replays epoch 0's order"));
 }
 
 TEST(WorkerClassifier, AShellsSubshellIsNotAWorker) {

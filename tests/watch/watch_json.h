@@ -10,7 +10,7 @@
 
 namespace dlreset::watch {
 
-/// The status of a watch whose program succeeded and whose gate failed (app/watch_command.h).
+/// The status of a watch whose program succeeded and whose gate failed (watch/cli/watch_command.h).
 inline constexpr int kGateFailed = 99;
 
 inline std::string source_dir() { return DLRESET_SOURCE_DIR; }

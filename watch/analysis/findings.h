@@ -1,6 +1,5 @@
-// What a watch found, each as a count that a gate holds against a limit: respawns, the peak of
-// live workers, leaked workers, extra iterators, and passes that drew their order before their
-// epoch's set_epoch. The last three need the Python hook; the others come from the process tree.
+// What a watch found, each as a count that a gate holds against a limit: one count a check of the
+// table in watch/analysis/checks/checks.h, each check in its own file beside it.
 #pragma once
 
 #include <cstddef>
@@ -14,14 +13,18 @@
 
 namespace dlreset::watch {
 
-/// One check: a count, and the sentences (and hook events) behind it.
+/// One check of the table (watch/analysis/checks/checks.h): a count, and the sentences (and hook events) behind
+/// it.
 struct Check {
   explicit Check(std::string check_name) : name(std::move(check_name)) {}
-  std::string name;  ///< "respawns", "live_workers", "leaked_workers", "extra_iterators", "late_set_epoch"
+  std::string name;  ///< Its CheckSpec::name: "respawns", "late_set_epoch".
   long count = 0;
   bool seen = true;  ///< False where this watch could not see it (a Python check without the hook).
   std::vector<std::string> details;
   std::vector<std::size_t> events;  ///< Indices into the hook events behind the details.
+  /// Where a finding has an end as well as a start (an extra iterator's pass): the events that
+  /// ended what `events` began, whose whole stacks the summary prints.
+  std::vector<std::size_t> ended;
 };
 
 /// The most workers alive at once, and whose they were then.
@@ -41,12 +44,13 @@ struct LivePeak {
 /// ended": why the peak was higher than the loaders' workers; empty where no pass overlapped.
 std::string overlap_cause(const LivePeak& peak);
 
+/// Every check of the table, in its order, with nothing found yet.
+std::vector<Check> unfound_checks();
+
+/// The checks' counts, one a row of the table, and the facts they share with the rest of the
+/// report: the peak of live workers, the workers alive at each epoch, the causes of respawns.
 struct Findings {
-  Check respawns{"respawns"};
-  Check live_workers{"live_workers"};
-  Check leaked_workers{"leaked_workers"};
-  Check extra_iterators{"extra_iterators"};
-  Check late_set_epoch{"late_set_epoch"};
+  std::vector<Check> checks = unfound_checks();  ///< One a check of the table, in its order.
   LivePeak peak;
   /// Workers alive at each epoch line (--epoch-regex) and still alive halfway through its epoch:
   /// a count that grows from epoch to epoch is a leak even where the hook cannot name the loader.
@@ -58,18 +62,21 @@ struct Findings {
     std::vector<int> respawns;  ///< Generation indices.
   };
   std::vector<Cause> respawn_causes;
-  /// For each extra iterator (extra_iterators.events holds the event that began its pass): the
-  /// event that ended it, whose whole stack is the call that threw its pass away.
-  std::vector<std::size_t> extra_iterators_ended;
   int respawns_without_cause = 0;  ///< Respawns whose old workers the hook did not see stopped.
-  long batches_thrown_away = 0;    ///< By the extra iterators' passes: those known to be made.
-  long batches_in_flight = 0;      ///< Asked of their workers: at most this many were thrown away.
 
-  std::vector<const Check*> checks() const {
-    return {&respawns, &live_workers, &leaked_workers, &extra_iterators, &late_set_epoch};
-  }
+  /// The check named `name`; throws std::logic_error where the table has none of that name.
+  const Check& check(const std::string& name) const;
 };
 
+/// What every check's finder reads.
+struct CheckInput {
+  const WatchResult& result;
+  const GenerationReport& generations;
+  const PythonView& python;
+};
+
+/// Runs every check of the table, in its order. A check that needs the Python hook is not seen
+/// where the hook was off and a Python process ran.
 Findings analyse_findings(const WatchResult& result, const GenerationReport& generations, const PythonView& python);
 
 }  // namespace dlreset::watch

@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "watch/analysis/checks/checks.h"
 #include "watch/report/optional_json.h"
 #include "watch/report/summary_text.h"
 
@@ -80,9 +81,9 @@ nlohmann::json python_json(const WatchReport& report) {
 
 nlohmann::json checks_json(const WatchReport& report) {
   nlohmann::json checks = nlohmann::json::array();
-  for (const Check* check : report.findings.checks()) {
-    checks.push_back(
-        {{"name", check->name}, {"count", check->count}, {"seen", check->seen}, {"details", check->details}});
+  for (const CheckSpec& spec : watch::checks()) {
+    const Check& check = report.findings.check(spec.name);
+    checks.push_back({{"name", spec.name}, {"count", check.count}, {"seen", check.seen}, {"details", check.details}});
   }
   return checks;
 }

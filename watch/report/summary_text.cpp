@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "watch/analysis/checks/checks.h"
 #include "watch/analysis/wording.h"
 
 namespace dlreset::watch {
@@ -42,9 +43,6 @@ std::string short_command(const std::string& cmdline) {
   return cmdline.size() > 70 ? cmdline.substr(0, 67) + "..." : cmdline;
 }
 
-/// A check's count in words, for the headings of the findings.
-std::string counted(const Check& check, const char* one, const char* many) { return plural(check.count, one, many); }
-
 }  // namespace
 
 std::string verdict(const WatchReport& report) {
@@ -55,12 +53,14 @@ std::string verdict(const WatchReport& report) {
                                                         std::to_string(report.result.poll_ms) + " ms)."
                                                   : ".");
   }
-  if (found.respawns.empty() && report.findings.leaked_workers.count > 0) {
+  // Workers that are never replaced but pile up are the leak's verdict, not persistence's.
+  const long leaked = report.findings.check("leaked_workers").count;
+  if (found.respawns.empty() && leaked > 0) {
     return fmt::format("{} {} in {} and none was replaced, but {}: the workers are not kept, they pile up.",
                        plural(found.workers, "worker started", "workers started"),
                        found.generations.size() == 1 ? "at once" : "in all",
                        plural(static_cast<long>(found.generations.size()), "generation", "generations"),
-                       plural(report.findings.leaked_workers.count, "was leaked", "were leaked"));
+                       plural(leaked, "was leaked", "were leaked"));
   }
   if (found.respawns.empty()) {
     // Where the hook says a loader is not persistent, its workers last one pass: none replaced
@@ -281,75 +281,22 @@ std::string python_summary(const WatchReport& report) {
 }
 
 std::string findings_summary(const WatchReport& report) {
-  const Findings& findings = report.findings;
-  const PythonView& python = report.python;
+  // Each check's lines, then each check's tracebacks: the counts read together before the stacks.
   std::string text;
-  if (!findings.respawn_causes.empty()) {
-    const long total = findings.respawns.count;
-    text += findings.respawn_causes.size() == 1 && findings.respawns_without_cause == 0
-                ? fmt::format("  {}, all from this stack:\n", plural(total, "respawn", "respawns"))
-                : fmt::format("  {}, from {}:\n", plural(total, "respawn", "respawns"),
-                              plural(static_cast<long>(findings.respawn_causes.size()), "stack", "stacks"));
-    for (const Findings::Cause& cause : findings.respawn_causes) {
-      const HookEvent& event = python.events[cause.stopped.events.front()];
-      if (findings.respawn_causes.size() > 1 || findings.respawns_without_cause > 0) {
-        text += fmt::format("    {} from this one:\n",
-                            plural(static_cast<long>(cause.respawns.size()), "respawn", "respawns"));
-      }
-      text += format_traceback(reset_heading(python, cause.stopped), event.stack, event.frames_omitted, "    ");
-    }
-    if (findings.respawns_without_cause > 0) {
-      text += fmt::format("    {} whose old workers the hook did not see stopped\n",
-                          plural(findings.respawns_without_cause, "respawn", "respawns"));
-    }
+  for (const CheckSpec& spec : checks()) {
+    if (spec.section != nullptr) text += spec.section(report, report.findings.check(spec.name));
   }
-  const auto section = [&](const Check& check, const char* one, const char* many) {
-    if (check.count == 0) return;
-    text += "  " + counted(check, one, many) + ":\n";
-    for (const std::string& detail : check.details) text += "    " + detail + "\n";
-  };
-  section(findings.leaked_workers, "leaked worker", "leaked workers");
-  section(findings.extra_iterators, "extra iterator", "extra iterators");
-  section(findings.late_set_epoch, "pass that drew its order before set_epoch",
-          "passes that drew their order before set_epoch");
-  // One traceback for each distinct stack behind the Python findings. An extra iterator has two:
-  // the call that began its pass, and the whole of the call that ended it, where the second
-  // iter() of a double one shows.
-  const auto tracebacks = [&](const std::vector<std::size_t>& events, const std::string& suffix) {
-    for (const StackGroup& group : group_by_stack(python, events)) {
-      const HookEvent& event = python.events[group.events.front()];
-      const std::string times = group.events.size() > 1 ? fmt::format(" ({} times)", group.events.size()) : "";
-      const std::string heading =
-          event.kind == HookEventKind::set_epoch
-              ? fmt::format("set_epoch({}) after its pass's order was drawn{}", event.epoch.value_or(-1), times)
-              : fmt::format("{}{}{}", reset_heading(python, group), suffix, times);
-      text += format_traceback(heading, event.stack, event.frames_omitted, "    ");
-    }
-  };
-  tracebacks(findings.extra_iterators.events, "");
-  tracebacks(findings.extra_iterators_ended, ", which ended the pass unread");
-  tracebacks(findings.late_set_epoch.events, "");
+  for (const CheckSpec& spec : checks()) {
+    if (spec.tracebacks != nullptr) text += spec.tracebacks(report, report.findings.check(spec.name));
+  }
   return text;
 }
 
 std::vector<std::string> finding_verdicts(const WatchReport& report) {
-  const Findings& findings = report.findings;
   std::vector<std::string> sentences;
-  if (findings.leaked_workers.count > 0) {
-    sentences.push_back(fmt::format("{} leaked: {}.",
-                                    plural(findings.leaked_workers.count, "worker was", "workers were"),
-                                    findings.leaked_workers.details.front()));
-  }
-  if (findings.extra_iterators.count > 0) {
-    sentences.push_back(fmt::format("{} began a pass and handed out no batch: {}.",
-                                    plural(findings.extra_iterators.count, "iterator", "iterators"),
-                                    thrown_away_words(findings.batches_thrown_away, findings.batches_in_flight)));
-  }
-  if (findings.late_set_epoch.count > 0) {
-    sentences.push_back(fmt::format("{} drew {} order before set_epoch, so {} the order of the epoch before.",
-                                    plural(findings.late_set_epoch.count, "pass", "passes"),
-                                    findings.late_set_epoch.count == 1 ? "its" : "their",
-                                    findings.late_set_epoch.count == 1 ? "it replays" : "they replay"));
+  for (const CheckSpec& spec : checks()) {
+    const Check& check = report.findings.check(spec.name);
+    if (spec.verdict != nullptr && check.count > 0) sentences.push_back(spec.verdict(report, check));
   }
   return sentences;
 }

@@ -25,11 +25,12 @@ std::string generation_cause(const WatchReport& report, std::size_t generation);
 /// and the peak of live workers.
 std::string python_summary(const WatchReport& report);
 
-/// Each check with a finding: the respawns grouped by the stack that caused them (with its
-/// traceback), leaked workers, extra iterators, late set_epoch.
+/// Each check's lines (CheckSpec::section), then each check's tracebacks, in the table's order;
+/// a check that found nothing says nothing.
 std::string findings_summary(const WatchReport& report);
 
-/// The sentences after the respawn verdict, one a finding: empty when there are none.
+/// The sentences after the respawn verdict, one a check whose count is above 0
+/// (CheckSpec::verdict): empty when there are none.
 std::vector<std::string> finding_verdicts(const WatchReport& report);
 
 }  // namespace dlreset::watch

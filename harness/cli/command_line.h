@@ -3,9 +3,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "app/accepted_values.h"
+#include "harness/cli/accepted_values.h"
 
-namespace dlreset::app {
+namespace dlreset::cli {
 
 /// What a subcommand's setup function (add_run_command, add_demo_command, add_watch_command)
 /// fills for it: the options it runs with, the flags read as text until they fold into the
@@ -19,4 +19,4 @@ struct CommandLine {
   CLI::App* app = nullptr;
 };
 
-}  // namespace dlreset::app
+}  // namespace dlreset::cli

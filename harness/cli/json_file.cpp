@@ -1,10 +1,10 @@
-#include "app/json_file.h"
+#include "harness/cli/json_file.h"
 
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
 
-namespace dlreset::app {
+namespace dlreset::cli {
 
 void write_json(const std::string& path, const nlohmann::json& json) {
   if (path == "-") {
@@ -17,4 +17,4 @@ void write_json(const std::string& path, const nlohmann::json& json) {
   if (!out.flush()) throw std::runtime_error("Cannot write the JSON report to '" + path + "'.");
 }
 
-}  // namespace dlreset::app
+}  // namespace dlreset::cli

@@ -1,4 +1,4 @@
-#include "app/accepted_values.h"
+#include "harness/cli/accepted_values.h"
 
 #include <unistd.h>
 
@@ -12,7 +12,7 @@
 #include <limits>
 #include <utility>
 
-namespace dlreset::app {
+namespace dlreset::cli {
 
 namespace {
 
@@ -170,4 +170,4 @@ std::string usage_message(const CLI::ParseError& error, const AcceptedValues* ac
   return message;
 }
 
-}  // namespace dlreset::app
+}  // namespace dlreset::cli

@@ -1,5 +1,5 @@
 // dlreset(1), written from the CLI11 app.
-#include "app/man_page.h"
+#include "harness/cli/man_page.h"
 
 #include <CLI/CLI.hpp>
 
@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-namespace dlreset::app {
+namespace dlreset::cli {
 
 std::string roff(const std::string& text) {
   std::string out;
@@ -55,7 +55,7 @@ std::string man_page(const CLI::App& app, const std::string& version, const std:
   for (char& c : title) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   const std::string& description = app.get_description();
   const std::size_t colon = description.find(": ");
-  out << ".TH " << roff(title) << " 1 \"\" \"" << roff(version) << "\" \"User Commands\"\n";
+  out << ".TH " << roff(title) << R"( 1 "" ")" << roff(version) << "\" \"User Commands\"\n";
   out << ".SH NAME\n"
       << roff(app.get_name()) << " \\- "
       << roff(colon == std::string::npos ? description : description.substr(colon + 2)) << "\n";
@@ -77,4 +77,4 @@ std::string man_page(const CLI::App& app, const std::string& version, const std:
   return out.str();
 }
 
-}  // namespace dlreset::app
+}  // namespace dlreset::cli

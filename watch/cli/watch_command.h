@@ -11,10 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "app/accepted_values.h"
-#include "app/command_line.h"
+#include "harness/cli/accepted_values.h"
+#include "harness/cli/command_line.h"
+#include "watch/analysis/checks/check_spec.h"
 
-namespace dlreset::app {
+namespace dlreset::watch {
 
 /// The one-line description of the command, for --help and the subcommand list.
 inline constexpr const char* kWatchDescription =
@@ -28,11 +29,14 @@ inline constexpr int kExitGateFailed = 99;
 
 /// A gate: a check's count may be at most `limit`; -1: no gate.
 struct Gate {
-  const char* check;  ///< The check's name in the report ("respawns").
-  const char* flag;   ///< "--max-respawns".
+  const CheckSpec* check = nullptr;  ///< Its row of the table: its name and flag ("--max-respawns").
   int limit = -1;
-  const char* set_by = nullptr;  ///< The flag that set the limit, where not `flag` ("--expect-clean").
+  const char* set_by = nullptr;  ///< The flag that set the limit, where not the check's own ("--expect-clean").
+  bool expected = false;         ///< The check's own --expect-* flag was given (CheckSpec::expect_flag).
 };
+
+/// A gate for each check of the table, in its order, none set.
+std::vector<Gate> unset_gates();
 
 /// The settings of `dlreset watch`, with the defaults its --help shows.
 struct WatchCommandOptions {
@@ -43,37 +47,28 @@ struct WatchCommandOptions {
   std::string epoch_regex;  ///< Empty: the output is not read.
   std::string json_path;
   std::string events_path;
-  /// The gates, in the order the summary names them. --expect-persistent sets respawns to 0,
-  /// --expect-clean every count but the live workers.
-  Gate respawns{"respawns", "--max-respawns"};
-  Gate live_workers{"live_workers", "--max-live-workers"};
-  Gate leaked_workers{"leaked_workers", "--max-leaked-workers"};
-  Gate extra_iterators{"extra_iterators", "--max-extra-iterators"};
-  Gate late_set_epoch{"late_set_epoch", "--max-late-set-epoch"};
+  /// The gates, one a check, in the order the summary names them. A check's --expect-* flag
+  /// sets its gate to 0; --expect-clean sets those of the checks it names.
+  std::vector<Gate> gates = unset_gates();
   int generation_window_ms = 1000;
   bool live = true;                            ///< A line on stderr at each respawn and reset, as it is found.
   bool python_trace = true;                    ///< Put the Python hook in the program's Python processes.
   std::string program_name = "dlreset watch";  ///< How messages name the command.
-
-  std::vector<const Gate*> gates() const {
-    return {&respawns, &live_workers, &leaked_workers, &extra_iterators, &late_set_epoch};
-  }
 };
 
 /// The flags that fold into WatchCommandOptions once parsed.
 struct WatchFlags {
-  bool expect_persistent = false;
   bool expect_clean = false;
   bool no_live = false;
   bool no_python_trace = false;
 };
 
-using WatchCommandLine = CommandLine<WatchCommandOptions, WatchFlags>;
+using WatchCommandLine = cli::CommandLine<WatchCommandOptions, WatchFlags>;
 
-/// Defines watch's options on `watch.app` (a subcommand of dlreset, or dlreset-watch's own app),
-/// each with its check and words in `watch.accepted`. `usage` is how the examples call it
-/// ("dlreset watch", "dlreset-watch").
-void add_watch_options(WatchCommandLine& watch, const std::string& usage);
+/// Defines watch's options on `command.app` (a subcommand of dlreset, or dlreset-watch's own
+/// app), each with its check and words in `command.accepted`. `usage` is how the examples call
+/// it ("dlreset watch", "dlreset-watch").
+void add_watch_options(WatchCommandLine& command, const std::string& usage);
 
 /// Adds `watch` to dlreset's `parent`, with add_watch_options.
 void add_watch_command(CLI::App& parent, WatchCommandLine& watch);
@@ -83,7 +78,7 @@ void add_watch_command(CLI::App& parent, WatchCommandLine& watch);
 std::vector<std::string> split_command(int& argc, char** argv, int first);
 
 /// Completes the options after a parse: the command, the gates, the switches. Bad input gets a
-/// line on stderr (prefixed by `prefix`) and the exit status 2, returned; nothing when all is well.
+/// line on stderr (prefixed by `prefix`) and the exit status cli::kExitUsage, returned; nothing when all is well.
 std::optional<int> finish_watch_options(WatchCommandLine& watch, const std::vector<std::string>& command_after_dashes,
                                         const std::string& prefix);
 
@@ -96,4 +91,4 @@ std::string watch_man_page_sections();
 /// written; 2 for bad input.
 int watch_command(const WatchCommandOptions& options);
 
-}  // namespace dlreset::app
+}  // namespace dlreset::watch

@@ -9,7 +9,7 @@ class App;
 class Option;
 }  // namespace CLI
 
-namespace dlreset::app {
+namespace dlreset::cli {
 
 /// The roff source of the man page of `app`, for `version` ("dlreset 0.4.0"): its description, its own options, and
 /// every subcommand with its options, in the order --help lists them, then `closing_sections` (roff: EXIT STATUS,
@@ -27,4 +27,4 @@ std::string roff(const std::string& text);
 /// Whether --help lists `option`: CLI11 hides an option whose group is empty.
 bool shown_in_help(const CLI::Option* option);
 
-}  // namespace dlreset::app
+}  // namespace dlreset::cli

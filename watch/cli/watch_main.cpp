@@ -3,17 +3,22 @@
 // same exit statuses.
 #include <CLI/CLI.hpp>
 
+#include <exception>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "app/accepted_values.h"
-#include "app/man_page.h"
-#include "app/watch_command.h"
+#include "harness/cli/accepted_values.h"
+#include "harness/cli/exit_status.h"
+#include "harness/cli/man_page.h"
+#include "watch/cli/watch_command.h"
 
-int main(int argc, char** argv) {
-  using namespace dlreset::app;
+namespace {
+
+int watch_main(int argc, char** argv) {
+  using namespace dlreset::watch;
+  using dlreset::cli::kExitUsage;
   CLI::App app{kWatchDescription};
   app.name("dlreset-watch");
   const std::string version = "dlreset-watch " DLRESET_VERSION;
@@ -22,9 +27,10 @@ int main(int argc, char** argv) {
   app.add_flag_callback(
          "--man-page",
          [&app, &version] {
-           std::cout << man_page(app, version, watch_man_page_sections(),
-                                 ".B dlreset\\-watch\n.RI [ options ] \\-\\- \" COMMAND \" [ ARGS ...]\n.br\n"
-                                 ".B dlreset\\-watch\n.RI [ options ] \\-\\-pid \" N\"\n.br\n");
+           std::cout << dlreset::cli::man_page(
+               app, version, watch_man_page_sections(),
+               ".B dlreset\\-watch\n.RI [ options ] \\-\\- \" COMMAND \" [ ARGS ...]\n.br\n"
+               ".B dlreset\\-watch\n.RI [ options ] \\-\\-pid \" N\"\n.br\n");
            throw CLI::Success();
          },
          "Print the man page (roff) and exit")
@@ -38,9 +44,23 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
-    std::cerr << "dlreset-watch: " << usage_message(error, &watch.accepted) << "\n";
-    return 2;
+    std::cerr << "dlreset-watch: " << dlreset::cli::usage_message(error, &watch.accepted) << "\n";
+    return kExitUsage;
   }
   if (const std::optional<int> bad = finish_watch_options(watch, command_after_dashes, "dlreset-watch")) return *bad;
   return watch_command(watch.options);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // What the watch itself cannot do ends in one line and a failure, not in std::terminate.
+  try {
+    return watch_main(argc, argv);
+  } catch (const std::exception& error) {
+    std::cerr << "dlreset-watch: " << error.what() << "\n";
+  } catch (...) {
+    std::cerr << "dlreset-watch: the watch stopped at an error that says nothing of itself.\n";
+  }
+  return dlreset::cli::kExitFailure;
 }

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace dlreset::app {
+namespace dlreset::cli {
 
 /// The bounds a range may name for "any": read as "or more".
 inline constexpr std::int64_t kNoUpperBound = std::numeric_limits<std::int64_t>::max();
@@ -66,4 +66,4 @@ class AcceptedValues {
 /// subcommand being parsed, or is null before one is.
 std::string usage_message(const CLI::ParseError& error, const AcceptedValues* accepted);
 
-}  // namespace dlreset::app
+}  // namespace dlreset::cli

@@ -1,0 +1,25 @@
+// The table of the watch's checks: one row a check, each defined in its own file beside this one.
+// The findings run them in this order, and the summary, the JSON, the gates and the command's
+// --max-* flags list them in it. docs/design.md, "Adding a check", says what a new one touches.
+#pragma once
+
+#include <vector>
+
+#include "watch/analysis/checks/check_spec.h"
+
+namespace dlreset::watch {
+
+CheckSpec respawns_check();         // respawns.cpp
+CheckSpec live_workers_check();     // live_workers.cpp
+CheckSpec leaked_workers_check();   // leaked_workers.cpp
+CheckSpec extra_iterators_check();  // extra_iterators.cpp
+CheckSpec late_set_epoch_check();   // late_set_epoch.cpp
+
+/// Every check, in the order the report names them.
+inline const std::vector<CheckSpec>& checks() {
+  static const std::vector<CheckSpec> table = {respawns_check(), live_workers_check(), leaked_workers_check(),
+                                               extra_iterators_check(), late_set_epoch_check()};
+  return table;
+}
+
+}  // namespace dlreset::watch

@@ -1,0 +1,35 @@
+// The lines `dlreset watch` prints while the program runs: the attach line, then each respawn
+// and each reset as it is found, before the summary at the end.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <vector>
+
+#include "watch/cli/live_resets.h"
+#include "watch/cli/live_respawns.h"
+#include "watch/cli/watch_command.h"
+#include "watch/tree/watcher.h"
+
+namespace dlreset::watch {
+
+/// The lines printed while the watch runs: the attach line, then each respawn and reset as it
+/// is found (unless --no-live).
+class LiveLines {
+ public:
+  explicit LiveLines(const WatchCommandOptions& options) : options_(options) {}
+
+  /// Sets the watcher's callbacks to this; it must outlive the watch.
+  void attach(WatchOptions& watch_options);
+
+ private:
+  void ready(pid_t root, WatchMode mode, double origin_s);
+
+  const WatchCommandOptions& options_;
+  std::optional<LiveRespawns> respawns_;
+  std::optional<LiveResets> resets_;
+  std::vector<HookEvent> iterators_made_;  ///< The iterators made so far name the workers.
+};
+
+}  // namespace dlreset::watch
