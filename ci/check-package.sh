@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-[ $# -ge 1 ] && [ -f "$1" ] || { echo "check-package.sh: give the .deb to check, e.g. out/package/dlreset_0.5.0_amd64.deb." >&2; exit 2; }
+[ $# -ge 1 ] && [ -f "$1" ] || { echo "check-package.sh: give the .deb to check, e.g. out/package/dlreset_0.6.0_amd64.deb." >&2; exit 2; }
 deb=$(realpath "$1")
 watch_deb=${2:-$(ls "$(dirname "$deb")"/dlreset-watch_*.deb 2>/dev/null | head -n 1)}
 [ -n "$watch_deb" ] && [ -f "$watch_deb" ] || { echo "check-package.sh: no dlreset-watch_*.deb beside $deb; give it as the second argument." >&2; exit 2; }

@@ -103,7 +103,7 @@ get_target_property(DLRESET_STACKTRACE_BACKEND dlreset_trace DLRESET_STACKTRACE_
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/dlresetConfig.cmake.in
   ${PROJECT_BINARY_DIR}/dlresetConfig.cmake
   INSTALL_DESTINATION ${dlreset_cmake_dir})
-# 0.x: a minor release may change the API, so 0.5 accepts 0.5.* only.
+# 0.x: a minor release may change the API, so 0.6 accepts 0.6.* only.
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/dlresetConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/dlresetConfig.cmake ${PROJECT_BINARY_DIR}/dlresetConfigVersion.cmake
