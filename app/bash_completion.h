@@ -3,7 +3,7 @@
 
 #include <string>
 
-namespace CLI {
+namespace CLI {  // NOLINT(readability-identifier-naming): CLI11's namespace, declared here
 class App;
 }
 

@@ -25,10 +25,10 @@ namespace {
 
 using variants::Variant;
 
-/// Writes the demo's text, with ANSI colours when they are on.
+/// Writes the demo's text to its stream (stdout), with ANSI colours when they are on.
 class Printer {
  public:
-  explicit Printer(bool color) : color_(color) {}
+  explicit Printer(bool color, std::ostream& stream = std::cout) : color_(color), stream_(stream) {}
 
   void heading(int step, const std::string& title) {
     out(fmt::format("\n{}Step {}/{}: {}{}\n", style("\033[1;36m"), step, kDemoSteps, title, style("\033[0m")));
@@ -52,11 +52,12 @@ class Printer {
 
  private:
   std::string style(const char* code) const { return color_ ? code : ""; }
-  static void out(const std::string& text) {
-    std::cout << text;
-    std::cout.flush();
+  void out(const std::string& text) {
+    stream_ << text;
+    stream_.flush();
   }
   bool color_;
+  std::ostream& stream_;
 };
 
 bool use_color(ColorMode mode) {
@@ -278,33 +279,22 @@ void add_demo_command(CLI::App& parent, DemoCommandLine& command) {
   flags.method = data::to_string(options.start_method);
   accepted.add_switch(demo.add_flag("--interactive", options.interactive, "Wait for Enter between steps"));
   accepted.add(demo.add_option("--step", options.step, "Run only this step"), cli::integer_in(1, kDemoSteps));
-  accepted
-      .add(demo.add_option("--color", flags.color, "Colour the output: auto (on a terminal), always or never"),
-           cli::one_of({"auto", "always", "never"}))
-      ->capture_default_str();
-  accepted
-      .add(demo.add_option("--workers", options.workers, "DataLoader workers per loader in the runs"),
-           cli::integer_in(0, 64))
-      ->capture_default_str();
-  accepted
-      .add(demo.add_option("--start-method", flags.method, "How workers start: thread, fork or spawn"),
-           cli::one_of(start_method_names()))
-      ->capture_default_str();
+  accepted.add_shown(demo.add_option("--color", flags.color,
+                                     "Colour the output: auto (on a terminal), always or never"),
+                     cli::one_of({"auto", "always", "never"}));
+  accepted.add_shown(demo.add_option("--workers", options.workers, "DataLoader workers per loader in the runs"),
+                     cli::integer_in(0, 64));
+  accepted.add_shown(demo.add_option("--start-method", flags.method, "How workers start: thread, fork or spawn"),
+                     cli::one_of(start_method_names()));
   // Two epochs at least: the bug shows from the second one on.
-  accepted.add(demo.add_option("--epochs", options.epochs, "Epochs per run"), cli::integer_in(2, 1000))
-      ->capture_default_str();
-  accepted
-      .add(demo.add_option("--limit-train-batches", options.limit_train_batches, "Training batches per epoch"),
-           cli::integer_in(1, cli::kNoUpperBound))
-      ->capture_default_str();
-  accepted
-      .add(demo.add_option("--limit-val-batches", options.limit_val_batches, "Validation batches per epoch"),
-           cli::integer_in(1, cli::kNoUpperBound))
-      ->capture_default_str();
-  accepted
-      .add(demo.add_option("--data", options.data_dir, "Directory of the Fashion-MNIST IDX files"),
-           cli::path_to("a directory holding the Fashion-MNIST IDX files"))
-      ->capture_default_str();
+  accepted.add_shown(demo.add_option("--epochs", options.epochs, "Epochs per run"), cli::integer_in(2, 1000));
+  accepted.add_shown(demo.add_option("--limit-train-batches", options.limit_train_batches,
+                                     "Training batches per epoch"),
+                     cli::integer_in(1, cli::kNoUpperBound));
+  accepted.add_shown(demo.add_option("--limit-val-batches", options.limit_val_batches, "Validation batches per epoch"),
+                     cli::integer_in(1, cli::kNoUpperBound));
+  accepted.add_shown(demo.add_option("--data", options.data_dir, "Directory of the Fashion-MNIST IDX files"),
+                     cli::path_to("a directory holding the Fashion-MNIST IDX files"));
 }
 
 void finish_demo_options(DemoCommandLine& demo) {

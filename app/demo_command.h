@@ -43,10 +43,10 @@ struct DemoFlags {
 
 using DemoCommandLine = cli::CommandLine<DemoOptions, DemoFlags>;
 
-/// Adds `demo` to `parent` and defines its options, each with its check and words in
-/// `demo.accepted`. --color and --start-method are read as text into `demo.flags`, for
+/// Adds `command` to `parent` and defines its options, each with its check and words in
+/// `command.accepted`. --color and --start-method are read as text into `command.flags`, for
 /// finish_demo_options.
-void add_demo_command(CLI::App& parent, DemoCommandLine& demo);
+void add_demo_command(CLI::App& parent, DemoCommandLine& command);
 
 /// The demo's choices given as text, into `demo.options` (the parser checked them already).
 void finish_demo_options(DemoCommandLine& demo);

@@ -30,73 +30,52 @@ std::vector<std::string> variant_names() {
 
 /// What is fitted and how it is loaded: the variant and the DataLoader's settings.
 void add_loader_options(CLI::App& run, cli::AcceptedValues& accepted, RunOptions& options, RunFlags& flags) {
-  accepted
-      .add(run.add_option("--variant", flags.variant,
-                          "buggy (Lightning 1.5.0), fixed (1.5.1), "
-                          "workaround (1.5.0 with the reporter's patch) or vanilla (no Lightning)"),
-           cli::one_of(variant_names()))
-      ->capture_default_str();
-  accepted
-      .add(run.add_option("--workers", options.workers, "DataLoader workers per loader (0: load in the main process)"),
-           cli::integer_in(0, 64))
-      ->capture_default_str();
-  accepted.add(run.add_option("--epochs", options.epochs, "Training epochs"), cli::integer_in(1, 100000))
-      ->capture_default_str();
-  accepted.add(run.add_option("--batch-size", options.batch_size, "Samples per batch"), cli::integer_in(1, 60000))
-      ->capture_default_str();
+  accepted.add_shown(run.add_option("--variant", flags.variant,
+                                    "buggy (Lightning 1.5.0), fixed (1.5.1), "
+                                    "workaround (1.5.0 with the reporter's patch) or vanilla (no Lightning)"),
+                     cli::one_of(variant_names()));
+  accepted.add_shown(run.add_option("--workers", options.workers,
+                                    "DataLoader workers per loader (0: load in the main process)"),
+                     cli::integer_in(0, 64));
+  accepted.add_shown(run.add_option("--epochs", options.epochs, "Training epochs"), cli::integer_in(1, 100000));
+  accepted.add_shown(run.add_option("--batch-size", options.batch_size, "Samples per batch"),
+                     cli::integer_in(1, 60000));
   accepted.add_switch(run.add_flag("--no-persistent-workers", flags.no_persistent,
                                    "Give the loaders persistent_workers=False (a new set of workers every pass)"));
   accepted.add_switch(run.add_flag("--no-pin-memory", flags.no_pin, "Give the loaders pin_memory=False"));
-  accepted
-      .add(run.add_option("--start-method", flags.method, "How workers start: thread, fork or spawn"),
-           cli::one_of(start_method_names()))
-      ->capture_default_str();
+  accepted.add_shown(run.add_option("--start-method", flags.method, "How workers start: thread, fork or spawn"),
+                     cli::one_of(start_method_names()));
   accepted.add(run.add_option("--limit-train-batches", options.limit_train_batches,
                               "Training batches per epoch (default: all 938 at batch size 64)"),
                cli::integer_in(0, cli::kNoUpperBound));
   accepted.add(run.add_option("--limit-val-batches", options.limit_val_batches,
                               "Validation batches per epoch (default: all 157 at batch size 64)"),
                cli::integer_in(0, cli::kNoUpperBound));
-  accepted
-      .add(run.add_option("--num-sanity-val-steps", options.num_sanity_val_steps,
-                          "Validation batches of the sanity check before training (-1: all)"),
-           cli::integer_in(-1, cli::kIntMax))
-      ->capture_default_str();
+  accepted.add_shown(run.add_option("--num-sanity-val-steps", options.num_sanity_val_steps,
+                                    "Validation batches of the sanity check before training (-1: all)"),
+                     cli::integer_in(-1, cli::kIntMax));
 }
 
 /// Where the data comes from and how the model trains on it.
 void add_training_options(CLI::App& run, cli::AcceptedValues& accepted, RunOptions& options, RunFlags& flags) {
   // Whether the directory holds the files is the data set's to say (exit 1, naming the file).
-  accepted
-      .add(run.add_option("--data", options.data_dir, "Directory of the Fashion-MNIST IDX files"),
-           cli::path_to("a directory holding the Fashion-MNIST IDX files"))
-      ->capture_default_str();
-  accepted
-      .add(run.add_option("--device", options.device, "auto (CUDA when available), cpu or cuda"),
-           cli::one_of({"auto", "cpu", "cuda"}))
-      ->capture_default_str();
-  accepted
-      .add(run.add_option("--optimizer", options.optimizer, "sgd (with momentum 0.9) or adam"),
-           cli::one_of({"sgd", "adam"}))
-      ->capture_default_str();
-  accepted.add(run.add_option("--lr", options.learning_rate, "Learning rate"), cli::positive_finite_number())
-      ->capture_default_str();
-  accepted
-      .add(run.add_option("--intra-op-threads", options.intra_op_threads,
-                          "LibTorch intra-op threads on CPU (1 is fastest on a small machine)"),
-           cli::integer_in(1, 256))
-      ->capture_default_str();
-  accepted
-      .add(run.add_option("--seed", options.seed, "Seeds the shuffle, the workers and the weights"),
-           cli::unsigned_integer())
-      ->capture_default_str();
-  accepted
-      .add(run.add_option("--seed-mode", flags.seed_mode,
-                          "stable: every variant sees the same samples in the same order; torch: "
-                          "each new iterator draws from the loader's generator as real torch's does, "
-                          "so 1.5.0's order drifts from 1.5.1's from the second epoch on"),
-           cli::one_of({data::to_string(data::SeedMode::stable), data::to_string(data::SeedMode::torch)}))
-      ->capture_default_str();
+  accepted.add_shown(run.add_option("--data", options.data_dir, "Directory of the Fashion-MNIST IDX files"),
+                     cli::path_to("a directory holding the Fashion-MNIST IDX files"));
+  accepted.add_shown(run.add_option("--device", options.device, "auto (CUDA when available), cpu or cuda"),
+                     cli::one_of({"auto", "cpu", "cuda"}));
+  accepted.add_shown(run.add_option("--optimizer", options.optimizer, "sgd (with momentum 0.9) or adam"),
+                     cli::one_of({"sgd", "adam"}));
+  accepted.add_shown(run.add_option("--lr", options.learning_rate, "Learning rate"), cli::positive_finite_number());
+  accepted.add_shown(run.add_option("--intra-op-threads", options.intra_op_threads,
+                                    "LibTorch intra-op threads on CPU (1 is fastest on a small machine)"),
+                     cli::integer_in(1, 256));
+  accepted.add_shown(run.add_option("--seed", options.seed, "Seeds the shuffle, the workers and the weights"),
+                     cli::unsigned_integer());
+  accepted.add_shown(run.add_option("--seed-mode", flags.seed_mode,
+                                    "stable: every variant sees the same samples in the same order; torch: "
+                                    "each new iterator draws from the loader's generator as real torch's does, "
+                                    "so 1.5.0's order drifts from 1.5.1's from the second epoch on"),
+                     cli::one_of({data::to_string(data::SeedMode::stable), data::to_string(data::SeedMode::torch)}));
 }
 
 /// What the run says beyond its summary: tracebacks, the profiler, the reports, the bar.
@@ -119,28 +98,20 @@ void add_output_options(CLI::App& run, cli::AcceptedValues& accepted, RunOptions
 
 /// A multi-rank job on this machine (distributed_run.h).
 void add_job_options(CLI::App& run, cli::AcceptedValues& accepted, RunOptions& options) {
-  accepted
-      .add(run.add_option("--ranks", options.ranks,
-                          "Ranks of a DDP-style job on this machine, started as torchrun starts them: "
-                          "this process is rank 0 and starts the others (RANK, WORLD_SIZE, "
-                          "MASTER_ADDR and MASTER_PORT in the environment join a job instead)"),
-           cli::integer_in(1, 256))
-      ->capture_default_str();
-  accepted
-      .add(run.add_option("--master-addr", options.master_addr,
-                          "Address of rank 0's store and process group, with --ranks"),
-           cli::path_to("a host name or an IP address"))
-      ->capture_default_str();
-  accepted
-      .add(run.add_option("--master-port", options.master_port,
-                          "Port of rank 0's store, with --ranks (0: any free port)"),
-           cli::integer_in(0, 65535))
-      ->capture_default_str();
-  accepted
-      .add(run.add_option("--dist-timeout", options.dist_timeout_s,
-                          "Seconds a rank waits for the others to join, and for each collective"),
-           cli::finite_number_from(distributed::kMinTimeoutS))
-      ->capture_default_str();
+  accepted.add_shown(run.add_option("--ranks", options.ranks,
+                                    "Ranks of a DDP-style job on this machine, started as torchrun starts them: "
+                                    "this process is rank 0 and starts the others (RANK, WORLD_SIZE, "
+                                    "MASTER_ADDR and MASTER_PORT in the environment join a job instead)"),
+                     cli::integer_in(1, 256));
+  accepted.add_shown(run.add_option("--master-addr", options.master_addr,
+                                    "Address of rank 0's store and process group, with --ranks"),
+                     cli::path_to("a host name or an IP address"));
+  accepted.add_shown(run.add_option("--master-port", options.master_port,
+                                    "Port of rank 0's store, with --ranks (0: any free port)"),
+                     cli::integer_in(0, 65535));
+  accepted.add_shown(run.add_option("--dist-timeout", options.dist_timeout_s,
+                                    "Seconds a rank waits for the others to join, and for each collective"),
+                     cli::finite_number_from(distributed::kMinTimeoutS));
 }
 
 }  // namespace

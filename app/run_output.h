@@ -21,6 +21,7 @@ class RunOutput {
   /// `shows`: whether this process prints the banner and draws the bar. In a job only rank 0
   /// does, so that N ranks do not print N banners and fight over one terminal line.
   RunOutput(const RunOptions& options, bool shows);
+  ~RunOutput() = default;
   RunOutput(const RunOutput&) = delete;
   RunOutput& operator=(const RunOutput&) = delete;
 

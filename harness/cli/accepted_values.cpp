@@ -143,6 +143,10 @@ CLI::Option* AcceptedValues::add(CLI::Option* option, Accepted accepted) {
   return option;
 }
 
+CLI::Option* AcceptedValues::add_shown(CLI::Option* option, Accepted accepted) {
+  return add(option, std::move(accepted))->capture_default_str();
+}
+
 CLI::Option* AcceptedValues::add_switch(CLI::Option* option) {
   words_[option->get_name()] = "no value, or true or false";
   return option;

@@ -51,6 +51,8 @@ class AcceptedValues {
  public:
   /// Puts `accepted`'s check and type name on `option` and keeps its words.
   CLI::Option* add(CLI::Option* option, Accepted accepted);
+  /// add(), with the option's default shown in --help and the man page.
+  CLI::Option* add_shown(CLI::Option* option, Accepted accepted);
   /// A switch: no value, or an explicit boolean.
   CLI::Option* add_switch(CLI::Option* option);
 

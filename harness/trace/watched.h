@@ -25,6 +25,7 @@ class Watched {
 
   Watched() = default;
   explicit Watched(Ptr value) : value_(std::move(value)) {}
+  ~Watched() = default;
   Watched(const Watched&) = delete;
   Watched& operator=(const Watched&) = delete;
 
@@ -44,7 +45,10 @@ class Watched {
     value_ = std::move(value);
     return *this;
   }
-  Watched& operator=(std::nullptr_t) { return *this = Ptr(nullptr); }
+  Watched& operator=(std::nullptr_t) {
+    *this = Ptr(nullptr);
+    return *this;
+  }
 
   const Ptr& get() const noexcept { return value_; }
   auto operator->() const noexcept { return &*value_; }

@@ -39,6 +39,9 @@ class FashionMnistModule : public lightning::LightningModule {
  public:
   explicit FashionMnistModule(WorkloadOptions options = {});
   ~FashionMnistModule() override;
+  /// It owns its layers and optimizer state: one model, held by the trainer.
+  FashionMnistModule(const FashionMnistModule&) = delete;
+  FashionMnistModule& operator=(const FashionMnistModule&) = delete;
 
   double training_step(const data::Batch& batch, std::int64_t batch_idx) override;
   double validation_step(const data::Batch& batch, std::int64_t batch_idx) override;

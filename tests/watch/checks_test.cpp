@@ -26,12 +26,12 @@ TEST(Checks, EveryRowHasAUniqueNameAGateFlagNamedAfterItAndAFinder) {
   std::set<std::string> names;
   std::size_t complete = 0;
   for (const CheckSpec& spec : checks()) {
-    names.insert(spec.name);
-    EXPECT_EQ(spec.gate_flag, gate_flag_of(spec.name)) << spec.name;
-    EXPECT_NE(std::string(spec.help), "") << spec.name;
+    names.insert(spec.flags.name);
+    EXPECT_EQ(spec.flags.gate_flag, gate_flag_of(spec.flags.name)) << spec.flags.name;
+    EXPECT_NE(std::string(spec.flags.help), "") << spec.flags.name;
     // A check's own --expect-* flag needs its help, and the help its flag.
-    EXPECT_EQ(spec.expect_flag == nullptr, spec.expect_help == nullptr) << spec.name;
-    complete += spec.find != nullptr && spec.gate_words != nullptr;
+    EXPECT_EQ(spec.flags.expect_flag == nullptr, spec.flags.expect_help == nullptr) << spec.flags.name;
+    complete += spec.steps.find != nullptr && spec.steps.gate_words != nullptr;
   }
   EXPECT_EQ(names.size(), checks().size());
   EXPECT_EQ(complete, checks().size());
@@ -42,8 +42,8 @@ TEST(Checks, FindingsHoldOneCheckARowInTheTablesOrder) {
   const Findings findings;
   ASSERT_EQ(findings.checks.size(), checks().size());
   for (std::size_t i = 0; i < checks().size(); ++i) {
-    EXPECT_EQ(findings.checks[i].name, checks()[i].name);
-    EXPECT_EQ(&findings.check(checks()[i].name), &findings.checks[i]);
+    EXPECT_EQ(findings.checks[i].name, checks()[i].flags.name);
+    EXPECT_EQ(&findings.check(checks()[i].flags.name), &findings.checks[i]);
     EXPECT_EQ(findings.checks[i].count, 0);
   }
 }

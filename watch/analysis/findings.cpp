@@ -24,7 +24,7 @@ std::string overlap_cause(const LivePeak& peak) {
 
 std::vector<Check> unfound_checks() {
   std::vector<Check> unfound;
-  for (const CheckSpec& spec : checks()) unfound.emplace_back(spec.name);
+  for (const CheckSpec& spec : checks()) unfound.emplace_back(spec.flags.name);
   return unfound;
 }
 
@@ -46,7 +46,7 @@ Findings analyse_findings(const WatchResult& result, const GenerationReport& gen
   for (std::size_t i = 0; i < table.size(); ++i) {
     Check& check = findings.checks[i];
     if (table[i].needs_hook) check.seen = hook || python.processes.empty();
-    if (!table[i].needs_hook || hook) table[i].find(input, check, findings);
+    if (!table[i].needs_hook || hook) table[i].steps.find(input, check, findings);
   }
   return findings;
 }

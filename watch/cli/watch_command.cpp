@@ -50,10 +50,10 @@ nlohmann::json hold_gates(const WatchCommandOptions& options, const WatchReport&
   for (const Gate& gate : options.gates) {
     if (gate.limit < 0) continue;
     const CheckSpec& spec = *gate.check;
-    const Check& check = report.findings.check(spec.name);
+    const Check& check = report.findings.check(spec.flags.name);
     const bool passed = check.seen && check.count <= gate.limit;
-    gates.push_back({{"flag", spec.gate_flag},
-                     {"check", spec.name},
+    gates.push_back({{"flag", spec.flags.gate_flag},
+                     {"check", spec.flags.name},
                      {"limit", gate.limit},
                      {"count", check.count},
                      {"seen", check.seen},
@@ -62,13 +62,14 @@ nlohmann::json hold_gates(const WatchCommandOptions& options, const WatchReport&
     failed = true;
     if (!check.seen) {
       std::cerr << fmt::format("{}: {} cannot be checked: the Python hook was {}.\n", options.program_name,
-                               spec.gate_flag, report.python.hook);
+                               spec.flags.gate_flag, report.python.hook);
       continue;
     }
-    const std::string cause = spec.gate_cause != nullptr ? spec.gate_cause(report) : "";
+    const std::string cause = spec.steps.gate_cause != nullptr ? spec.steps.gate_cause(report) : "";
     std::cerr << fmt::format("{}: {}, more than the {} allowed ({}){}.\n", options.program_name,
-                             spec.gate_words(report, check), gate.limit,
-                             gate.set_by != nullptr ? gate.set_by : spec.gate_flag, cause.empty() ? "" : ": " + cause);
+                             spec.steps.gate_words(report, check), gate.limit,
+                             gate.set_by != nullptr ? gate.set_by : spec.flags.gate_flag,
+                             cause.empty() ? "" : ": " + cause);
   }
   return gates;
 }
@@ -94,17 +95,14 @@ void add_target_options(CLI::App& watch, cli::AcceptedValues& accepted, WatchCom
                                 "Attach to this running process instead of running a command (the Python hook "
                                 "cannot be put in a process that has started)"),
                cli::integer_in(1, cli::kIntMax));
-  accepted
-      .add(watch.add_option("--mode", options.mode,
-                            "How the tree is followed: auto (the kernel's process events "
-                            "connector where it can be opened, as root; else poll), connector "
-                            "or poll"),
-           cli::one_of({"auto", "connector", "poll"}))
-      ->capture_default_str();
-  accepted
-      .add(watch.add_option("--poll-ms", options.poll_ms, "Poll mode: look at /proc every this many milliseconds"),
-           cli::integer_in(1, 10000))
-      ->capture_default_str();
+  accepted.add_shown(watch.add_option("--mode", options.mode,
+                                      "How the tree is followed: auto (the kernel's process events "
+                                      "connector where it can be opened, as root; else poll), connector "
+                                      "or poll"),
+                     cli::one_of({"auto", "connector", "poll"}));
+  accepted.add_shown(watch.add_option("--poll-ms", options.poll_ms,
+                                      "Poll mode: look at /proc every this many milliseconds"),
+                     cli::integer_in(1, 10000));
   watch.add_option("--epoch-regex", options.epoch_regex,
                    "Lines of the program's stdout or stderr that match this ECMAScript regular "
                    "expression mark the start of an epoch; a progress bar's redraws (lines ended by a "
@@ -133,13 +131,13 @@ void add_output_options(CLI::App& watch, cli::AcceptedValues& accepted, WatchCom
 std::string expect_clean_help() {
   std::vector<const CheckSpec*> clean;
   for (const CheckSpec& spec : checks()) {
-    if (spec.expect_clean != nullptr) clean.push_back(&spec);
+    if (spec.flags.expect_clean != nullptr) clean.push_back(&spec);
   }
   std::string any;
   std::string same;
   for (std::size_t i = 0; i < clean.size(); ++i) {
-    any += std::string(i == 0 ? "" : i + 1 == clean.size() ? " or " : ", ") + clean[i]->expect_clean;
-    same += std::string(i == 0 ? "" : " ") + clean[i]->gate_flag + " 0";
+    any += std::string(i == 0 ? "" : i + 1 == clean.size() ? " or " : ", ") + clean[i]->flags.expect_clean;
+    same += std::string(i == 0 ? "" : " ") + clean[i]->flags.gate_flag + " 0";
   }
   return "Fail on any " + any + " (the same as " + same + ")";
 }
@@ -147,12 +145,12 @@ std::string expect_clean_help() {
 /// The gates: each check's --expect-* flag, --expect-clean, and each check's --max-* flag.
 void add_gate_options(CLI::App& watch, cli::AcceptedValues& accepted, WatchCommandOptions& options, WatchFlags& flags) {
   for (Gate& gate : options.gates) {
-    if (gate.check->expect_flag == nullptr) continue;
-    accepted.add_switch(watch.add_flag(gate.check->expect_flag, gate.expected, gate.check->expect_help));
+    if (gate.check->flags.expect_flag == nullptr) continue;
+    accepted.add_switch(watch.add_flag(gate.check->flags.expect_flag, gate.expected, gate.check->flags.expect_help));
   }
   accepted.add_switch(watch.add_flag("--expect-clean", flags.expect_clean, expect_clean_help()));
   for (Gate& gate : options.gates) {
-    accepted.add(watch.add_option(gate.check->gate_flag, gate.limit, gate.check->help),
+    accepted.add(watch.add_option(gate.check->flags.gate_flag, gate.limit, gate.check->flags.help),
                  cli::integer_in(0, cli::kIntMax));
   }
 }
@@ -168,12 +166,10 @@ void add_watch_options(WatchCommandLine& command, const std::string& usage) {
   accepted.add_switch(
       watch.add_flag("--no-live", command.flags.no_live,
                      "No line on stderr at each respawn or reset as it is found (the summary still comes at the end)"));
-  accepted
-      .add(watch.add_option("--generation-window-ms", command.options.generation_window_ms,
-                            "Workers of one parent that start within this many milliseconds "
-                            "of the first, before any of them ends, are one generation"),
-           cli::integer_in(1, 600000))
-      ->capture_default_str();
+  accepted.add_shown(watch.add_option("--generation-window-ms", command.options.generation_window_ms,
+                                      "Workers of one parent that start within this many milliseconds "
+                                      "of the first, before any of them ends, are one generation"),
+                     cli::integer_in(1, 600000));
   // Everything from the first word that is not one of the options above (or after `--`) is the
   // command and its own arguments, as with `nice` or `timeout`.
   watch.prefix_command();
@@ -248,11 +244,11 @@ std::optional<int> finish_watch_options(WatchCommandLine& watch, const std::vect
     gate.limit = 0;
   };
   for (Gate& gate : options.gates) {
-    if (gate.expected) expect_none(gate, gate.check->expect_flag);
+    if (gate.expected) expect_none(gate, gate.check->flags.expect_flag);
   }
   if (flags.expect_clean) {
     for (Gate& gate : options.gates) {
-      if (gate.check->expect_clean != nullptr) expect_none(gate, "--expect-clean");
+      if (gate.check->flags.expect_clean != nullptr) expect_none(gate, "--expect-clean");
     }
   }
   options.live = !flags.no_live;

@@ -82,8 +82,9 @@ nlohmann::json python_json(const WatchReport& report) {
 nlohmann::json checks_json(const WatchReport& report) {
   nlohmann::json checks = nlohmann::json::array();
   for (const CheckSpec& spec : watch::checks()) {
-    const Check& check = report.findings.check(spec.name);
-    checks.push_back({{"name", spec.name}, {"count", check.count}, {"seen", check.seen}, {"details", check.details}});
+    const Check& check = report.findings.check(spec.flags.name);
+    checks.push_back(
+        {{"name", spec.flags.name}, {"count", check.count}, {"seen", check.seen}, {"details", check.details}});
   }
   return checks;
 }

@@ -284,10 +284,10 @@ std::string findings_summary(const WatchReport& report) {
   // Each check's lines, then each check's tracebacks: the counts read together before the stacks.
   std::string text;
   for (const CheckSpec& spec : checks()) {
-    if (spec.section != nullptr) text += spec.section(report, report.findings.check(spec.name));
+    if (spec.steps.section != nullptr) text += spec.steps.section(report, report.findings.check(spec.flags.name));
   }
   for (const CheckSpec& spec : checks()) {
-    if (spec.tracebacks != nullptr) text += spec.tracebacks(report, report.findings.check(spec.name));
+    if (spec.steps.tracebacks != nullptr) text += spec.steps.tracebacks(report, report.findings.check(spec.flags.name));
   }
   return text;
 }
@@ -295,8 +295,8 @@ std::string findings_summary(const WatchReport& report) {
 std::vector<std::string> finding_verdicts(const WatchReport& report) {
   std::vector<std::string> sentences;
   for (const CheckSpec& spec : checks()) {
-    const Check& check = report.findings.check(spec.name);
-    if (spec.verdict != nullptr && check.count > 0) sentences.push_back(spec.verdict(report, check));
+    const Check& check = report.findings.check(spec.flags.name);
+    if (spec.steps.verdict != nullptr && check.count > 0) sentences.push_back(spec.steps.verdict(report, check));
   }
   return sentences;
 }

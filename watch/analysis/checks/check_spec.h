@@ -13,7 +13,8 @@
 
 namespace dlreset::watch {
 
-struct CheckSpec {
+/// How the command line names a check and its gate.
+struct CheckFlags {
   const char* name = "";       ///< The check's name in the report and the JSON: "late_set_epoch".
   const char* gate_flag = "";  ///< Its gate: "--max-late-set-epoch".
   const char* help = "";       ///< The gate flag's --help.
@@ -24,8 +25,10 @@ struct CheckSpec {
   /// none.
   const char* expect_flag = nullptr;
   const char* expect_help = nullptr;
-  /// Whether it reads the Python hook's events: without the hook it is not seen.
-  bool needs_hook = false;
+};
+
+/// What a check does with a watch's record, and says of it.
+struct CheckSteps {
   /// Counts it into `check`; it may fill the facts of `findings` that the rest of the report
   /// shows (the peak, the causes of respawns).
   void (*find)(const CheckInput& input, Check& check, Findings& findings) = nullptr;
@@ -39,6 +42,16 @@ struct CheckSpec {
   std::string (*gate_words)(const WatchReport& report, const Check& check) = nullptr;
   /// Why the count was that high, after the failed gate's line; null or "": no more to say.
   std::string (*gate_cause)(const WatchReport& report) = nullptr;
+};
+
+/// One row of the table: a check's flags, its steps, and whether it reads the Python hook's
+/// events (without the hook it is not seen). Each check's file writes its row as one aggregate,
+/// `{{name, gate flag, help, ...}, {find, section, tracebacks, verdict, gate_words, gate_cause}}`,
+/// null where a check has no such step, so a row reads in one look.
+struct CheckSpec {
+  CheckFlags flags;
+  CheckSteps steps;
+  bool needs_hook = false;
 };
 
 /// Whether `record` was alive at `time_s` (started at or before it, not ended by it).

@@ -17,9 +17,9 @@ CheckSpec late_set_epoch_check();   // late_set_epoch.cpp
 
 /// Every check, in the order the report names them.
 inline const std::vector<CheckSpec>& checks() {
-  static const std::vector<CheckSpec> table = {respawns_check(), live_workers_check(), leaked_workers_check(),
-                                               extra_iterators_check(), late_set_epoch_check()};
-  return table;
+  static const std::vector<CheckSpec> kTable = {respawns_check(), live_workers_check(), leaked_workers_check(),
+                                                extra_iterators_check(), late_set_epoch_check()};
+  return kTable;
 }
 
 }  // namespace dlreset::watch

@@ -11,6 +11,11 @@ namespace dlreset::watch {
 
 namespace {
 
+/// --max-extra-iterators's --help.
+constexpr const char* kHelp =
+    "Fail if more passes than this began and handed out no batch before the next iter() (their "
+    "prefetched batches thrown away)";
+
 /// Whether a pass ended having handed out no batch of those it asked its workers for.
 bool unread(const PassView& pass) {
   return pass.yielded.value_or(-1) == 0 && pass.in_flight.value_or(0) > 0 && pass.end_event;
@@ -77,26 +82,15 @@ std::string verdict(const WatchReport& report, const Check& check) {
 }
 
 std::string gate_words(const WatchReport& /*report*/, const Check& check) {
-  return fmt::format("{} iterator{} handed out no batch before the next iter()", check.count,
-                     check.count == 1 ? "" : "s");
+  return plural(check.count, "iterator", "iterators") + " handed out no batch before the next iter()";
 }
 
 }  // namespace
 
 CheckSpec extra_iterators_check() {
-  CheckSpec spec;
-  spec.name = "extra_iterators";
-  spec.gate_flag = "--max-extra-iterators";
-  spec.help = "Fail if more passes than this began and handed out no batch before the next iter() (their "
-              "prefetched batches thrown away)";
-  spec.expect_clean = "extra iterator";
-  spec.needs_hook = true;
-  spec.find = find;
-  spec.section = section;
-  spec.tracebacks = tracebacks;
-  spec.verdict = verdict;
-  spec.gate_words = gate_words;
-  return spec;
+  return {{"extra_iterators", "--max-extra-iterators", kHelp, "extra iterator"},
+          {find, section, tracebacks, verdict, gate_words},
+          /*needs_hook=*/true};
 }
 
 }  // namespace dlreset::watch

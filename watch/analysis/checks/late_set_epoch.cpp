@@ -12,6 +12,11 @@ namespace dlreset::watch {
 
 namespace {
 
+/// --max-late-set-epoch's --help.
+constexpr const char* kHelp =
+    "Fail if more passes than this drew their order before their epoch's set_epoch (so they replay the "
+    "epoch before)";
+
 void find(const CheckInput& input, Check& check, Findings& /*findings*/) {
   const PythonView& python = input.python;
   for (std::size_t i = 0; i < python.events.size(); ++i) {
@@ -51,26 +56,16 @@ std::string verdict(const WatchReport& /*report*/, const Check& check) {
 }
 
 std::string gate_words(const WatchReport& /*report*/, const Check& check) {
-  return fmt::format("{} pass{} drew {} order before set_epoch", check.count, check.count == 1 ? "" : "es",
-                     check.count == 1 ? "its" : "their");
+  return plural(check.count, "pass", "passes") + (check.count == 1 ? " drew its" : " drew their") +
+         " order before set_epoch";
 }
 
 }  // namespace
 
 CheckSpec late_set_epoch_check() {
-  CheckSpec spec;
-  spec.name = "late_set_epoch";
-  spec.gate_flag = "--max-late-set-epoch";
-  spec.help = "Fail if more passes than this drew their order before their epoch's set_epoch (so they replay the "
-              "epoch before)";
-  spec.expect_clean = "late set_epoch";
-  spec.needs_hook = true;
-  spec.find = find;
-  spec.section = section;
-  spec.tracebacks = tracebacks;
-  spec.verdict = verdict;
-  spec.gate_words = gate_words;
-  return spec;
+  return {{"late_set_epoch", "--max-late-set-epoch", kHelp, "late set_epoch"},
+          {find, section, tracebacks, verdict, gate_words},
+          /*needs_hook=*/true};
 }
 
 }  // namespace dlreset::watch

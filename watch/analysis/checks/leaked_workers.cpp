@@ -16,6 +16,11 @@ namespace dlreset::watch {
 
 namespace {
 
+/// --max-leaked-workers's --help.
+constexpr const char* kHelp =
+    "Fail if more workers than this were leaked: left running by a loader made again, outliving the "
+    "program, or piling up from epoch to epoch";
+
 /// Workers left running by a loader made again: each added to `leaked`.
 void find_left_running(const CheckInput& input, Check& check, std::set<pid_t>& leaked) {
   const WatchResult& result = input.result;
@@ -121,23 +126,14 @@ std::string verdict(const WatchReport& /*report*/, const Check& check) {
 }
 
 std::string gate_words(const WatchReport& /*report*/, const Check& check) {
-  return fmt::format("{} worker{} leaked", check.count, check.count == 1 ? " was" : "s were");
+  return plural(check.count, "worker was", "workers were") + " leaked";
 }
 
 }  // namespace
 
 CheckSpec leaked_workers_check() {
-  CheckSpec spec;
-  spec.name = "leaked_workers";
-  spec.gate_flag = "--max-leaked-workers";
-  spec.help = "Fail if more workers than this were leaked: left running by a loader made again, outliving the "
-              "program, or piling up from epoch to epoch";
-  spec.expect_clean = "leaked worker";
-  spec.find = find;
-  spec.section = section;
-  spec.verdict = verdict;
-  spec.gate_words = gate_words;
-  return spec;
+  return {{"leaked_workers", "--max-leaked-workers", kHelp, "leaked worker"},
+          {find, section, nullptr, verdict, gate_words}};
 }
 
 }  // namespace dlreset::watch

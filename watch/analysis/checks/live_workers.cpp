@@ -15,6 +15,11 @@ namespace dlreset::watch {
 
 namespace {
 
+/// --max-live-workers's --help.
+constexpr const char* kHelp =
+    "Fail if more workers than this were alive at once (all ranks together; a non-persistent loader's "
+    "next pass beside its last counts both)";
+
 std::string owner_of(const PythonView& python, const ProcessRecord& worker) {
   if (const LoaderView* loader = python.loader_of_worker(worker.pid)) return loader->short_name();
   return fmt::format("workers of pid {}", worker.parent);
@@ -72,15 +77,7 @@ std::string gate_cause(const WatchReport& report) { return overlap_cause(report.
 }  // namespace
 
 CheckSpec live_workers_check() {
-  CheckSpec spec;
-  spec.name = "live_workers";
-  spec.gate_flag = "--max-live-workers";
-  spec.help = "Fail if more workers than this were alive at once (all ranks together; a non-persistent loader's "
-              "next pass beside its last counts both)";
-  spec.find = find;
-  spec.gate_words = gate_words;
-  spec.gate_cause = gate_cause;
-  return spec;
+  return {{"live_workers", "--max-live-workers", kHelp}, {find, nullptr, nullptr, nullptr, gate_words, gate_cause}};
 }
 
 }  // namespace dlreset::watch

@@ -14,6 +14,15 @@ namespace dlreset::watch {
 
 namespace {
 
+/// --max-respawns's --help.
+constexpr const char* kHelp =
+    "Fail if workers meant to last (a persistent loader's, where the Python hook names the loader) were "
+    "replaced more often than this";
+/// --expect-persistent's --help.
+constexpr const char* kExpectHelp =
+    "Fail if workers meant to last (a persistent loader's) were replaced at all (the same as "
+    "--max-respawns 0)";
+
 void find(const CheckInput& input, Check& check, Findings& findings) {
   const GenerationReport& generations = input.generations;
   const PythonView& python = input.python;
@@ -81,19 +90,8 @@ std::string gate_words(const WatchReport& report, const Check& check) {
 }  // namespace
 
 CheckSpec respawns_check() {
-  CheckSpec spec;
-  spec.name = "respawns";
-  spec.gate_flag = "--max-respawns";
-  spec.help = "Fail if workers meant to last (a persistent loader's, where the Python hook names the loader) were "
-              "replaced more often than this";
-  spec.expect_clean = "respawn";
-  spec.expect_flag = "--expect-persistent";
-  spec.expect_help = "Fail if workers meant to last (a persistent loader's) were replaced at all (the same as "
-                     "--max-respawns 0)";
-  spec.find = find;
-  spec.section = section;
-  spec.gate_words = gate_words;
-  return spec;
+  return {{"respawns", "--max-respawns", kHelp, "respawn", "--expect-persistent", kExpectHelp},
+          {find, section, nullptr, nullptr, gate_words}};
 }
 
 }  // namespace dlreset::watch
