@@ -34,7 +34,7 @@ std::string choices_of(const CLI::Option& option) {
 /// What to offer after an option that takes a value.
 std::string value_reply(const CLI::Option& option) {
   if (const std::string choices = choices_of(option); !choices.empty()) {
-    return "COMPREPLY=($(compgen -W \"" + choices + R"x(" -- "$cur"))x";
+    return "COMPREPLY=($(compgen -W \"" + choices + R"x(" -- "$cur")))x";
   }
   if (option.get_type_name().find("PATH") != std::string::npos) {
     return "compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\"))";
