@@ -37,17 +37,17 @@ class _Iterator(object):
 
 class _Pass(object):
     """One pass in progress: the thread of its first next() call times it; `called` is the start
-    of that thread's call in progress, `returned` the return of its latest batch until the next
-    call."""
+    of that thread's call in progress (None once it returned a batch), `last` the return of its
+    latest batch."""
     __slots__ = ("owner", "number", "pid", "begun", "thread", "thread_name", "main", "other", "called",
-                 "returned", "batches", "first_batch", "first_wait", "wait", "step", "last", "max_wait", "hist")
+                 "batches", "first_batch", "first_wait", "wait", "step", "last", "max_wait", "hist")
 
     def __init__(self, owner, now):
         self.owner = owner
         self.number = owner.passes
         self.pid = os.getpid()
         self.begun = now
-        self.thread = self.thread_name = self.called = self.returned = None
+        self.thread = self.thread_name = self.called = None
         self.main = False
         self.other = self.batches = 0
         self.first_batch = self.first_wait = self.last = None
@@ -168,15 +168,16 @@ def next_property(original):
             if current is not None:
                 thread = _get_ident()
                 if thread == current.thread:
-                    now = current.called = _monotonic()
-                    returned = current.returned
-                    if returned is not None:
-                        current.step += now - returned
-                        current.returned = None
+                    now = _monotonic()
+                    if current.called is None and current.last is not None:
+                        current.step += now - current.last  # the previous call returned a batch
+                    current.called = now
                 elif current.thread is None:
                     _first_call(current, thread, _monotonic())
                 else:
+                    # Counted, not timed: its batch's return finds no call in progress.
                     current.other += 1
+                    current.called = None
         except Exception as error:
             _fail("_BaseDataLoaderIter.__next__", error)
         return bind(iterator)
@@ -186,7 +187,8 @@ def next_property(original):
 
 class YieldedDescriptor(object):
     """`_num_yielded`, kept in the iterator's __dict__ as the plain attribute was: its assignment
-    `+= 1` marks a batch's return, an assignment of 0 a pass's begin."""
+    `+= 1` marks a batch's return, an assignment of 0 a pass's begin. The return is timed where
+    the getter timed the call: torch's iterators are used by one thread at a time."""
     __slots__ = ()
 
     def __set__(self, iterator, value):
@@ -196,12 +198,12 @@ class YieldedDescriptor(object):
                 _boundary(iterator)
                 return
             current = _PASSES.get(id(iterator))
-            if current is None or current.called is None or current.thread != _get_ident():
-                return
+            if current is None or current.called is None:
+                return  # no pass, or a call the getter did not time (another thread's)
             now = _monotonic()
             wait = now - current.called
             current.called = None
-            current.returned = current.last = now
+            current.last = now
             current.wait += wait
             current.batches += 1
             if current.batches == 1:
