@@ -194,6 +194,8 @@ class YieldedDescriptor(object):
     def __set__(self, iterator, value):
         iterator.__dict__["_num_yielded"] = value
         try:
+            if type(value) is not int:
+                return  # not torch's count: never run the program's __bool__ or __eq__
             if not value:
                 _boundary(iterator)
                 return
