@@ -33,6 +33,7 @@ set(dlreset_public_headers
   harness/data/data_loader.h
   harness/data/distributed_sampler.h
   harness/data/loader_state.h
+  harness/data/pass_times.h
   harness/data/random_sampler.h
   harness/data/reset_observer.h
   harness/data/core/data_loader_options.h
