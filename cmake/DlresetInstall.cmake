@@ -140,7 +140,8 @@ if(NOT DLRESET_SANITIZE)
 endif()
 
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/plots/plot_epochs.py ${PROJECT_SOURCE_DIR}/plots/plot_timeline.py
-                 ${PROJECT_SOURCE_DIR}/plots/plot_ranks.py ${PROJECT_SOURCE_DIR}/plots/plot_workers.py
+                 ${PROJECT_SOURCE_DIR}/plots/plot_ranks.py ${PROJECT_SOURCE_DIR}/plots/plot_wait.py
+                 ${PROJECT_SOURCE_DIR}/plots/plot_workers.py
                  ${PROJECT_SOURCE_DIR}/plots/report.py
                  ${PROJECT_SOURCE_DIR}/plots/sweep.py
   DESTINATION ${CMAKE_INSTALL_DATADIR}/dlreset/plots)
