@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <cstddef>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "harness/trace/reset_trace.h"
 #include "harness/trace/stack_trace.h"
+#include "variants/data_time.h"
 
 namespace dlreset::app {
 
@@ -16,7 +19,61 @@ namespace {
 /// one it does not understand instead of misreading it. docs/run-json.md describes both.
 constexpr const char* kRunSchema = "dlreset.run";
 constexpr const char* kEventsSchema = "dlreset.events";
-constexpr int kSchemaVersion = 1;
+/// 2: where the time went while the fit consumed its loaders (data_time and its kin).
+constexpr int kRunSchemaVersion = 2;
+constexpr int kEventsSchemaVersion = 1;
+
+const char* to_string(data::PassStart start) {
+  return start == data::PassStart::new_workers ? "new_workers" : "workers_kept";
+}
+
+nlohmann::json passes_json(const std::vector<data::PassTimes>& passes) {
+  nlohmann::json json = nlohmann::json::array();
+  for (const data::PassTimes& pass : passes) {
+    json.push_back({{"start", to_string(pass.start)},
+                    {"iter_s", pass.iter_s},
+                    {"first_batch_s", pass.first_batch_s},
+                    {"wait_s", pass.wait_s},
+                    {"wait_at_start_s", pass.wait_at_start_s},
+                    {"step_s", pass.step_s},
+                    {"batches", pass.batches},
+                    {"next_calls", pass.next_calls},
+                    {"steps", pass.steps}});
+  }
+  return json;
+}
+
+nlohmann::json data_time_json(const variants::DataTime& time) {
+  return {{"wait_s", time.wait_s},
+          {"step_s", time.step_s},
+          {"wait_fraction", time.wait_fraction()},
+          {"wait_at_start_new_workers_s", time.wait_at_start_new_workers_s},
+          {"wait_at_start_workers_kept_s", time.wait_at_start_workers_kept_s},
+          {"wait_steady_s", time.wait_steady_s},
+          {"iter_s", time.iter_s},
+          {"passes", time.passes},
+          {"starts_new_workers", time.starts_new_workers},
+          {"starts_workers_kept", time.starts_workers_kept},
+          {"batches", time.batches},
+          {"first_batch_median_s", time.median_first_batch_s()}};
+}
+
+/// "waited for data 62% of the time: 9.1 s at 5 starts that started new workers, 0.4 s in
+/// steady state; first batch 1.8 s (median)": the causes that took any time, in that order.
+std::string data_time_sentence(const variants::DataTime& time, int workers) {
+  std::string out = fmt::format("waited for data {:.0f}% of the time:", 100.0 * time.wait_fraction());
+  if (time.starts_new_workers > 0) {
+    out += fmt::format(" {:.1f} s at {} start{} that started new workers,", time.wait_at_start_new_workers_s,
+                       time.starts_new_workers, time.starts_new_workers == 1 ? "" : "s");
+  }
+  if (time.starts_workers_kept > 0) {
+    out += fmt::format(" {:.1f} s at {} start{} that {},", time.wait_at_start_workers_kept_s, time.starts_workers_kept,
+                       time.starts_workers_kept == 1 ? "" : "s", workers > 0 ? "kept their workers" : "started none");
+  }
+  out += fmt::format(" {:.1f} s in steady state; first batch {:.2f} s (median)", time.wait_steady_s,
+                     time.median_first_batch_s());
+  return out;
+}
 
 nlohmann::json loader_json(const variants::LoaderReport& loader) {
   return {{"worker_spawns", loader.counters.worker_spawns},
@@ -24,7 +81,8 @@ nlohmann::json loader_json(const variants::LoaderReport& loader) {
           {"iterator_resets_during_fit", loader.resets_during_fit},
           {"iterator_resets_total", loader.counters.iterator_resets},
           {"iterators_created", loader.counters.iterators_created},
-          {"dataset_loads", loader.counters.dataset_loads}};
+          {"dataset_loads", loader.counters.dataset_loads},
+          {"passes", passes_json(loader.passes)}};
 }
 
 /// Function names of the project frames, innermost first, without the hook's own frames.
@@ -71,7 +129,7 @@ nlohmann::json events_to_json(const variants::FitReport& report, const RunContex
   }
   const RunOptions& options = *context.options;
   return {{"schema", kEventsSchema},
-          {"schema_version", kSchemaVersion},
+          {"schema_version", kEventsSchemaVersion},
           {"variant", variants::to_string(report.variant)},
           {"workers", options.workers},
           {"start_method", data::to_string(options.start_method)},
@@ -85,7 +143,7 @@ nlohmann::json to_json(const variants::FitReport& report, const RunContext& cont
   const RunOptions& options = *context.options;
   nlohmann::json json;
   json["schema"] = kRunSchema;
-  json["schema_version"] = kSchemaVersion;
+  json["schema_version"] = kRunSchemaVersion;
   json["variant"] = variants::to_string(report.variant);
   json["workers"] = options.workers;
   json["epochs"] = options.epochs;
@@ -122,6 +180,11 @@ nlohmann::json to_json(const variants::FitReport& report, const RunContext& cont
     parameter_digests.push_back(variants::RunRecorder::hex(digest));
   }
   json["parameter_digest_per_epoch"] = parameter_digests;
+  json["data_time"] = data_time_json(report.data_time.whole_fit);
+  json["sanity_check_data_time"] = data_time_json(report.data_time.sanity_check);
+  nlohmann::json per_epoch = nlohmann::json::array();
+  for (const variants::DataTime& epoch : report.data_time.epochs) per_epoch.push_back(data_time_json(epoch));
+  json["data_time_per_epoch"] = per_epoch;
   json["train"] = loader_json(report.train);
   json["val"] = loader_json(report.val);
   nlohmann::json resets = nlohmann::json::array();
@@ -144,13 +207,18 @@ std::string summary_table(const variants::FitReport& report, const RunContext& c
   out += fmt::format("  {} worker{} ({}, {}), batch size {}, device {}\n\n", options.workers,
                      options.workers == 1 ? "" : "s", data::to_string(options.start_method),
                      options.persistent_workers ? "persistent" : "not persistent", options.batch_size, context.device);
-  out += fmt::format("{:>5}  {:>9}  {:>10}  {:>10}  {:>8}\n", "epoch", "seconds", "train_loss", "val_loss", "samples");
+  out += fmt::format("{:>5}  {:>9}  {:>10}  {:>10}  {:>8}  {:>9}  {:>12}\n", "epoch", "seconds", "train_loss",
+                     "val_loss", "samples", "data_wait", "start_wait_s");
   for (std::size_t e = 0; e < report.epochs.size(); ++e) {
     const variants::EpochRecord& epoch = report.epochs[e];
-    out += fmt::format("{:>5}  {:>9.3f}  {:>10.4f}  {:>10.4f}  {:>8}\n", e, epoch.seconds, epoch.train_loss,
-                       epoch.val_loss, epoch.train_samples);
+    const variants::DataTime none;
+    const variants::DataTime& data = e < report.data_time.epochs.size() ? report.data_time.epochs[e] : none;
+    out += fmt::format("{:>5}  {:>9.3f}  {:>10.4f}  {:>10.4f}  {:>8}  {:>8.0f}%  {:>12.3f}\n", e, epoch.seconds,
+                       epoch.train_loss, epoch.val_loss, epoch.train_samples, 100.0 * data.wait_fraction(),
+                       data.wait_at_start_new_workers_s + data.wait_at_start_workers_kept_s);
   }
-  out += fmt::format("\nsanity check {:.3f} s, whole fit {:.3f} s\n\n", report.sanity_check_s, report.total_s);
+  out += fmt::format("\nsanity check {:.3f} s, whole fit {:.3f} s\n", report.sanity_check_s, report.total_s);
+  out += data_time_sentence(report.data_time.whole_fit, options.workers) + "\n\n";
   out += fmt::format("{:<6}  {:>13}  {:>28}  {:>14}  {:>13}\n", "loader", "worker spawns",
                      "iterator resets fit+teardown", "shutdown calls", "dataset loads");
   for (const auto& [name, loader] : {std::pair<const char*, const variants::LoaderReport*>{"train", &report.train},

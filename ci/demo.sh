@@ -6,6 +6,8 @@
 #   out/workers_vs_time.png/.svg  whole fit time against the number of workers, per variant
 #   out/timeline.png/.svg         each worker's life in the buggy and the fixed run (2 workers)
 #   out/epochs.png/.svg           seconds per epoch, per variant (2 workers)
+#   out/wait.png/.svg             where each fit's time went: the loop's own work, the wait for
+#                                 data at the passes' starts and in steady state
 #   out/sweep.json, out/events/   the runs the figures were drawn from
 # and prints the table behind the first figure. About 2 minutes on a 2-core machine, most of it
 # the build; the twelve runs take under a minute.
@@ -34,7 +36,11 @@ echo "== Drawing the figures"
 "$python" plots/plot_epochs.py out/sweep.json --workers 2 --out out/epochs >/dev/null
 
 echo
+echo "== The anomaly: where the time went (out/wait.png; seconds of each fit)"
+"$python" plots/plot_wait.py out/sweep.json --out out/wait
+
+echo
 "$python" plots/report.py out/sweep.json
-echo "Figures: out/workers_vs_time.png, out/timeline.png, out/epochs.png (and .svg)."
+echo "Figures: out/workers_vs_time.png, out/timeline.png, out/epochs.png, out/wait.png (and .svg)."
 echo "See who resets the iterators: build/bin/dlreset run --variant buggy --trace-resets"
 echo "Walk through the bug: build/bin/dlreset demo --interactive"

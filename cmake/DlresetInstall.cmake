@@ -33,6 +33,7 @@ set(dlreset_public_headers
   harness/data/data_loader.h
   harness/data/distributed_sampler.h
   harness/data/loader_state.h
+  harness/data/pass_times.h
   harness/data/random_sampler.h
   harness/data/reset_observer.h
   harness/data/core/data_loader_options.h
@@ -139,7 +140,8 @@ if(NOT DLRESET_SANITIZE)
 endif()
 
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/plots/plot_epochs.py ${PROJECT_SOURCE_DIR}/plots/plot_timeline.py
-                 ${PROJECT_SOURCE_DIR}/plots/plot_ranks.py ${PROJECT_SOURCE_DIR}/plots/plot_workers.py
+                 ${PROJECT_SOURCE_DIR}/plots/plot_ranks.py ${PROJECT_SOURCE_DIR}/plots/plot_wait.py
+                 ${PROJECT_SOURCE_DIR}/plots/plot_workers.py
                  ${PROJECT_SOURCE_DIR}/plots/report.py
                  ${PROJECT_SOURCE_DIR}/plots/sweep.py
   DESTINATION ${CMAKE_INSTALL_DATADIR}/dlreset/plots)

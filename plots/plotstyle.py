@@ -113,7 +113,7 @@ class InputError(Exception):
 
 # What each of dlreset's JSON outputs calls itself, and the newest version these scripts read.
 SCHEMAS = {
-    "dlreset.run": 1,     # dlreset run --json
+    "dlreset.run": 2,     # dlreset run --json (2: data_time, where the time went)
     "dlreset.events": 2,  # dlreset run --events (1), dlreset watch --events (2: resets it saw)
     "dlreset.sweep": 1,   # plots/sweep.py
     "dlreset.watch": 2,   # dlreset watch --json (2: the Python hook's events and the checks)

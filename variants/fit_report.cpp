@@ -7,7 +7,7 @@ namespace dlreset::variants {
 
 namespace {
 
-LoaderReport report_of(data::DataLoader& loader, const std::vector<trace::Event>& events) {
+LoaderReport report_of(data::DataLoader& loader, const std::vector<trace::Event>& events, double fit_start_s) {
   LoaderReport report;
   report.counters = loader.counters();
   for (const trace::Event& event : events) {
@@ -19,6 +19,10 @@ LoaderReport report_of(data::DataLoader& loader, const std::vector<trace::Event>
     }
   }
   report.iterator_null_at_end = loader.iterator() == nullptr;
+  // Passes of an earlier fit over the same loader are not this fit's.
+  for (const data::PassTimes& pass : loader.passes()) {
+    if (pass.iter_called_s >= fit_start_s) report.passes.push_back(pass);
+  }
   return report;
 }
 
@@ -33,16 +37,20 @@ FitReport run_fit(Variant variant, lightning::LightningModule& model,
   RunRecorder recorder(options.reduce_mean);
   options.callbacks.insert(options.callbacks.begin(), &recorder);
   const auto start = std::chrono::steady_clock::now();
+  const double start_s = trace::monotonic_now_s();
   const FitLoaders ran = fit(variant, model, train_dataloader, val_dataloader, std::move(options));
   FitReport report;
   report.total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   report.variant = variant;
   report.origin_s = origin_s;
   report.events = log.events();
-  report.train = report_of(*ran.train, report.events);
-  if (ran.val) report.val = report_of(*ran.val, report.events);
+  report.train = report_of(*ran.train, report.events, start_s);
+  if (ran.val) report.val = report_of(*ran.val, report.events, start_s);
   report.epochs = recorder.epochs();
   report.sanity_check_s = recorder.sanity_check_seconds();
+  std::vector<TimeSpan> spans;
+  for (const EpochRecord& epoch : report.epochs) spans.push_back({epoch.start_s, epoch.end_s});
+  report.data_time = data_time_of({&report.train.passes, &report.val.passes}, spans);
   return report;
 }
 

@@ -7,6 +7,7 @@
 
 #include "harness/data/data_loader.h"
 #include "harness/trace/event_log.h"
+#include "variants/data_time.h"
 #include "variants/run_recorder.h"
 #include "variants/variant.h"
 
@@ -18,6 +19,8 @@ struct LoaderReport {
   std::int64_t resets_during_fit = 0;   ///< iterator_reset events in phase "fit"
   std::int64_t resets_at_teardown = 0;  ///< iterator_reset events in phase "teardown"
   bool iterator_null_at_end = false;    ///< The loader's `_iterator` after the fit returned.
+  /// Every pass of the loader during the fit, in order: where its time went.
+  std::vector<data::PassTimes> passes;
 };
 
 struct FitReport {
@@ -25,6 +28,8 @@ struct FitReport {
   LoaderReport train;
   LoaderReport val;
   std::vector<EpochRecord> epochs;
+  /// Both loaders' passes, added up for the whole fit, the sanity check and each epoch.
+  FitDataTime data_time;
   double sanity_check_s = 0.0;
   double total_s = 0.0;   ///< The whole fit: sanity check, epochs and teardown.
   double origin_s = 0.0;  ///< Monotonic time at which the fit started; events are later.

@@ -4,6 +4,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 
@@ -44,17 +45,57 @@ void BaseDataLoaderIter::throw_if_stopped() const {
 }
 
 std::optional<RawBatch> BaseDataLoaderIter::next_raw() {
+  const double called_s = trace::monotonic_now_s();
   throw_if_stopped();
   std::optional<RawBatch> batch = next_data();
   num_yielded_ += batch ? 1 : 0;
+  account_next(called_s, batch.has_value());
   return batch;
 }
 
 std::optional<Batch> BaseDataLoaderIter::next() {
+  const double called_s = trace::monotonic_now_s();
   throw_if_stopped();
   std::optional<Batch> batch = next_batch();
   num_yielded_ += batch ? 1 : 0;
+  account_next(called_s, batch.has_value());
   return batch;
+}
+
+void BaseDataLoaderIter::begin_pass(double iter_called_s, PassStart start) {
+  PassTimes pass;
+  pass.start = start;
+  pass.iter_called_s = iter_called_s;
+  pass.iter_s = trace::monotonic_now_s() - iter_called_s;
+  state_->passes.push_back(pass);
+  pass_index_ = static_cast<std::int64_t>(state_->passes.size()) - 1;
+  last_return_s_ = -1.0;
+}
+
+PassTimes BaseDataLoaderIter::pass_times() const {
+  if (pass_index_ < 0) return {};
+  return state_->passes[static_cast<std::size_t>(pass_index_)];
+}
+
+void BaseDataLoaderIter::account_next(double called_s, bool batch) {
+  const double returned_s = trace::monotonic_now_s();
+  if (pass_index_ < 0) return;
+  PassTimes& pass = state_->passes[static_cast<std::size_t>(pass_index_)];
+  ++pass.next_calls;
+  pass.wait_s += returned_s - called_s;
+  if (last_return_s_ >= 0.0) {
+    pass.step_s += called_s - last_return_s_;
+    ++pass.steps;
+  }
+  if (!batch) {
+    last_return_s_ = -1.0;
+    return;
+  }
+  if (++pass.batches == 1) {
+    pass.first_batch_s = returned_s - pass.iter_called_s;
+    pass.wait_at_start_s = returned_s - called_s;
+  }
+  last_return_s_ = returned_s;
 }
 
 std::optional<Batch> BaseDataLoaderIter::next_batch() {

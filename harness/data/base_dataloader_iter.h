@@ -10,6 +10,7 @@
 #include "harness/data/collate.h"
 #include "harness/data/core/memory/raw_batch.h"
 #include "harness/data/loader_state.h"
+#include "harness/data/pass_times.h"
 
 namespace dlreset::data {
 
@@ -29,6 +30,13 @@ class BaseDataLoaderIter : public BatchIterator {
   /// `_reset(loader, first_iter)`: a new epoch. A persistent iterator is reset by
   /// `DataLoader::iter()` at the start of every epoch after the first.
   virtual void reset(bool first_iter);
+  /// Starts accounting a pass (pass_times.h): DataLoader::iter() calls it when it hands
+  /// this iterator out, with the time it was itself called and whether it started workers. The
+  /// pass goes into the loader's record (LoaderState::passes) at once and grows with every
+  /// next(); an iterator no DataLoader handed out accounts nothing.
+  void begin_pass(double iter_called_s, PassStart start);
+  /// The current pass's times so far; zeros before begin_pass().
+  PassTimes pass_times() const;
 
   std::int64_t num_yielded() const { return num_yielded_; }
   /// `_base_seed`: worker i's seed is base_seed + i. SeedMode::torch draws it from the loader's
@@ -60,8 +68,16 @@ class BaseDataLoaderIter : public BatchIterator {
   std::shared_ptr<LoaderState> state_;
 
  private:
+  /// Adds one next() call, made at `called_s`, to the current pass; `batch`: it returned one.
+  void account_next(double called_s, bool batch);
+
   BatchSampler::Iterator sampler_iter_;
   std::uint64_t base_seed_ = 0;
+  /// The current pass's place in state_->passes; -1: none is accounted.
+  std::int64_t pass_index_ = -1;
+  /// When next() last returned a batch of the current pass; negative after the end, when no
+  /// step is open.
+  double last_return_s_ = -1.0;
   std::int64_t num_yielded_ = 0;
   PinMemoryFunction pin_memory_;
 };

@@ -13,6 +13,7 @@
 #include "harness/data/multi_processing_dataloader_iter.h"
 #include "harness/data/random_sampler.h"
 #include "harness/data/single_process_dataloader_iter.h"
+#include "harness/trace/event_log.h"
 #include "harness/trace/reset_trace.h"
 
 namespace dlreset::data {
@@ -115,15 +116,22 @@ std::shared_ptr<BaseDataLoaderIter> DataLoader::get_iterator() {
 }
 
 std::shared_ptr<BatchIterator> DataLoader::iter() {
+  const double called_s = trace::monotonic_now_s();
+  // Only a new multi-process iterator starts workers.
+  const PassStart started = state_->options.num_workers > 0 ? PassStart::new_workers : PassStart::workers_kept;
   if (state_->options.persistent_workers && state_->options.num_workers > 0) {
     if (iterator_ == nullptr) {
       iterator_ = get_iterator();
+      iterator_->begin_pass(called_s, started);
     } else {
       iterator_->reset(/*first_iter=*/false);
+      iterator_->begin_pass(called_s, PassStart::workers_kept);
     }
     return iterator_.get();
   }
-  return get_iterator();
+  std::shared_ptr<BaseDataLoaderIter> iterator = get_iterator();
+  iterator->begin_pass(called_s, started);
+  return iterator;
 }
 
 }  // namespace dlreset::data

@@ -54,6 +54,9 @@ class DataLoader : public BatchIterable {
   /// `_update_dataloader`).
   std::shared_ptr<Dataset> shared_dataset() const { return state_->dataset; }
   LoaderCounters counters() const { return state_->stats.snapshot(); }
+  /// Where each pass's time went so far (pass_times.h), in the order of their iter();
+  /// read it from the thread that iterates the loader.
+  const std::vector<PassTimes>& passes() const { return state_->passes; }
 
   /// Pins batches with `pin` instead of LibTorch's page-locked copy, and pins whenever
   /// `pin_memory` is set, CUDA or not: PyTorch's `pin_memory_device`, for a program that pins

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "harness/data/core/worker/transport/transport_stats.h"
+#include "harness/data/pass_times.h"
 
 namespace dlreset::data::detail {
 
@@ -22,6 +23,8 @@ struct IteratorStats {
   std::int64_t results_held_for_their_turn = 0;
   /// How the workers' batches travelled; zeros before the workers start.
   TransportStats transport;
+  /// The current pass's times so far (BaseDataLoaderIter::pass_times()).
+  PassTimes pass;
 };
 
 }  // namespace dlreset::data::detail

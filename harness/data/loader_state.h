@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "harness/data/collate.h"
 #include "harness/data/core/data_loader_options.h"
 #include "harness/data/core/datasets/dataset.h"
 #include "harness/data/core/samplers/batch_sampler.h"
+#include "harness/data/pass_times.h"
 
 namespace dlreset::data {
 
@@ -50,6 +52,10 @@ struct LoaderState {
   /// base seed draw from. Undefined in SeedMode::stable.
   at::Generator generator;
   LoaderStats stats;
+  /// Every pass of the loader, in the order their iter() came, each filled by the iterator that
+  /// served it while it runs (BaseDataLoaderIter::begin_pass). Not atomic: only the thread
+  /// that iterates the loader touches it, as only that thread calls iter() and next().
+  std::vector<PassTimes> passes;
   /// DataLoader::set_pin_memory_function's; empty: pin with LibTorch where CUDA is present.
   PinMemoryFunction pin_memory_fn;
 

@@ -79,6 +79,7 @@ detail::IteratorStats MultiProcessingDataLoaderIter::stats() const {
   stats.index_batches_pending = send_idx_ - rcvd_idx_;
   stats.results_held_for_their_turn = results_held_for_their_turn_;
   if (pool_) stats.transport = pool_->stats();
+  stats.pass = pass_times();
   return stats;
 }
 

@@ -26,6 +26,7 @@ class RandomSampler : public Sampler {
   RandomSampler(std::int64_t size, std::uint64_t seed) : size_(size), generator_(seed) {}
   /// SeedMode::torch: `torch.randperm(n, generator=generator)` each epoch, on the loader's
   /// generator, which the loader's iterators draw their base seeds from too.
+  // NOLINTNEXTLINE(cert-msc32-c,cert-msc51-cpp): this mode draws from torch_generator_ alone; generator_ is unused.
   RandomSampler(std::int64_t size, at::Generator torch_generator)
       : size_(size), torch_generator_(std::move(torch_generator)) {}
   std::vector<std::int64_t> epoch_order() override;
