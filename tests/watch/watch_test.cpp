@@ -214,16 +214,29 @@ TEST(Watch, PassesTheProgramsExitStatusThrough) {
   EXPECT_EQ(watch("-- " + dir.file("not-a-program")).status, 126);
 }
 
+TEST(Watch, AnInputWaitGateThatMeasuredNothingFailsAndSaysSo) {
+  const Result nothing = watch("--no-live --max-input-wait 0.5 -- sh -c 'exit 0'");
+  EXPECT_EQ(nothing.status, kGateFailed) << nothing.err;
+  EXPECT_THAT(nothing.err, HasSubstr("--max-input-wait cannot be checked: the hook measured no pass of a DataLoader."));
+  const Result off = watch("--no-live --no-python-trace --max-first-batch-s 9 -- /usr/bin/python3 -c pass");
+  EXPECT_EQ(off.status, kGateFailed) << off.err;
+  EXPECT_THAT(off.err, HasSubstr("--max-first-batch-s cannot be checked: the Python hook was off"));
+}
+
 TEST(Watch, BadInputExitsTwoWithOneLine) {
-  testing::expect_usage_errors(testing::dlreset_binary() + " watch", {{"", "needs a command to run"},
-                                                                      {"--pid 999999999", "--pid"},
-                                                                      {"--pid 0", "--pid"},
-                                                                      {"--epoch-regex '(' -- true", "--epoch-regex"},
-                                                                      {"--poll-ms 0 -- true", "--poll-ms"},
-                                                                      {"--mode sometimes -- true", "--mode"},
-                                                                      {"--json - -- true", "--json"},
-                                                                      {"--pid 1 -- true", "not both"},
-                                                                      {"--max-respawns -1 -- true", "--max-respawns"}});
+  testing::expect_usage_errors(testing::dlreset_binary() + " watch",
+                               {{"", "needs a command to run"},
+                                {"--pid 999999999", "--pid"},
+                                {"--pid 0", "--pid"},
+                                {"--epoch-regex '(' -- true", "--epoch-regex"},
+                                {"--poll-ms 0 -- true", "--poll-ms"},
+                                {"--mode sometimes -- true", "--mode"},
+                                {"--json - -- true", "--json"},
+                                {"--pid 1 -- true", "not both"},
+                                {"--max-respawns -1 -- true", "--max-respawns"},
+                                {"--max-input-wait 1.5 -- true", "--max-input-wait"},
+                                {"--max-input-wait 30% -- true", "--max-input-wait"},
+                                {"--max-first-batch-s -1 -- true", "--max-first-batch-s"}});
   // A pid that exists but cannot be read needs a process of another user, which a test run as
   // root cannot make unreadable; check_attachable's message for it is the same one line.
 }
