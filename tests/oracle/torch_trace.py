@@ -403,7 +403,18 @@ def run_idle_death(start_method, workdir):
         next(busy_iterator)
         result = {"start_method": start_method, "pid": pid, "busy_batches": len(busy),
                   "raised_in": None, "type": None, "message": "no error",
-                  "busy_batches_after_kill": 0}
+                  "busy_batches_after_kill": 0, "lost_in": []}
+        # The handler raises at whatever bytecode the main thread is at; where that is a
+        # finalizer's (a received batch's connection closed in __del__), Python prints the
+        # error as unraisable and drops it, and the loop reads on. Record where.
+        print_unraisable = sys.unraisablehook
+
+        def unraisable(info):
+            if isinstance(info.exc_value, RuntimeError) and "DataLoader worker" in str(info.exc_value):
+                result["lost_in"].append(getattr(info.object, "__qualname__", type(info.object).__name__))
+            print_unraisable(info)
+
+        sys.unraisablehook = unraisable
         # The kill is inside the try: the handler may raise at the very next bytecode.
         try:
             os.kill(pid, signal.SIGKILL)
@@ -416,7 +427,16 @@ def run_idle_death(start_method, workdir):
         # process group goes instead.
         return result
 
-    return run_isolated("idle_death_" + start_method, run, workdir)
+    # A death dropped in a finalizer is torch's race, not its rule: run the case again, and say
+    # so, only where the drop was seen. Without that evidence, "no error" stands.
+    for attempt in range(1, ERROR_CASE_ATTEMPTS + 1):
+        result = run_isolated("idle_death_" + start_method, run, workdir)
+        if result["raised_in"] is not None or not result["lost_in"]:
+            return result
+        print("idle death (%s): attempt %d of %d: torch raised the death in %s, which dropped it; "
+              "running the case again" % (start_method, attempt, ERROR_CASE_ATTEMPTS,
+                                          ", ".join(result["lost_in"])), file=sys.stderr, flush=True)
+    return result
 
 
 def main():

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 import unittest
 
@@ -41,14 +42,41 @@ class Listener:
         self.socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.socket.bind(self.path)
         self.socket.setblocking(False)
+        self.received = []
 
-    def events(self):
+    def _waiting(self):
         found = []
         while True:
             try:
                 found.append(json.loads(self.socket.recv(1 << 20)))
-            except BlockingIOError:
+            except OSError:  # nothing waits, or the test closed the socket
                 return found
+
+    def events(self):
+        """What was received while reading() and what waits on the socket now; then forgets them."""
+        found, self.received = self.received + self._waiting(), []
+        return found
+
+    def reading(self, action):
+        """Returns action(), while a thread reads the socket as the watcher does: its queue holds
+        only a few datagrams (net.unix.max_dgram_qlen), and what the hook still held back when
+        its process ended would be lost."""
+        done = threading.Event()
+
+        def read():
+            while not done.is_set():
+                found = self._waiting()
+                self.received += found
+                if not found:
+                    time.sleep(0.0005)
+
+        reader = threading.Thread(target=read, name="listener")
+        reader.start()
+        try:
+            return action()
+        finally:
+            done.set()
+            reader.join()
 
     def close(self):
         self.socket.close()
@@ -73,11 +101,15 @@ class HookTest(unittest.TestCase):
     def run_program(self, argv, watched, env=None, **kwargs):
         environment = dict(os.environ if env is None else env)
         environment.pop("DLRESET_WATCH_SOCKET", None)
-        if watched:
-            own = environment.get("PYTHONPATH")
-            environment["PYTHONPATH"] = HOOK_DIR + (":" + own if own else "")
-            environment["DLRESET_WATCH_SOCKET"] = self.listener.path
-        return subprocess.run(argv, env=environment, capture_output=True, text=True, timeout=TIMEOUT_S, **kwargs)
+        def run():
+            return subprocess.run(argv, env=environment, capture_output=True, text=True, timeout=TIMEOUT_S, **kwargs)
+
+        if not watched:
+            return run()
+        own = environment.get("PYTHONPATH")
+        environment["PYTHONPATH"] = HOOK_DIR + (":" + own if own else "")
+        environment["DLRESET_WATCH_SOCKET"] = self.listener.path
+        return self.listener.reading(run)
 
     def assert_same_run(self, argv, env=None):
         """Runs `argv` unwatched and watched: same output, same status. Returns the watched events."""
@@ -358,6 +390,193 @@ class HookTest(unittest.TestCase):
         self.assertEqual(len(errors), 1)
         self.assertIn("a module of its own named %s" % HOOK_PACKAGE, errors[0]["error"])
         self.assertEqual(self.kinds(events).count("patched"), 0)
+
+    # -----------------------------------------------------------------------------------------
+    # The clock on the input wait (watch/hook/python/_dlreset_hook/waits.py): two descriptors on
+    # every next(), held to the same rules, and one pass_waits event a pass.
+
+    PASS_WAITS_FIELDS = {"iterator", "loader", "pass", "thread", "main_thread", "other_thread_calls", "begun",
+                         "batches", "first_batch_s", "first_wait_s", "wait_s", "step_s", "last_batch", "max_wait_s",
+                         "hist", "end", "stopped"}
+    COMMON_FIELDS = {"v", "kind", "pid", "t", "rank", "local_rank", "seq", "lost"}
+
+    def of_kind(self, events, kind):
+        return [event for event in events if event["kind"] == kind]
+
+    def test_a_workers_error_raised_through_next_keeps_its_traceback(self):
+        # The program prints the formatted traceback of a worker's error it catches, and lets a
+        # second one (single-process) end it: both read the same, frame for frame, watched. One
+        # worker, so that the batch that fails arrives in order, through the same lines of torch.
+        program = self.program("worker_error.py", """\
+            import traceback
+            from torch.utils.data import DataLoader, Dataset
+
+            class Failing(Dataset):
+                def __len__(self):
+                    return 16
+                def __getitem__(self, index):
+                    if index == 9:
+                        raise ValueError("sample %d is broken" % index)
+                    return index
+
+            try:
+                for batch in DataLoader(Failing(), batch_size=4, num_workers=1):
+                    print(batch.tolist())
+            except ValueError:
+                print(traceback.format_exc())
+            for batch in DataLoader(Failing(), batch_size=4):
+                print(batch.tolist())
+            """)
+        events = self.assert_same_run([PYTHON, program])
+        self.assertEqual(self.kinds(events).count("hook_error"), 0)
+        self.assertEqual(self.kinds(events).count("pass_waits"), 2)
+
+    def test_the_iterator_protocol_reads_the_same(self):
+        # StopIteration, len(), isinstance (collections.abc.Iterator too), pickling (torch refuses
+        # it: the same error), an explicit __next__(), the samples: printed, the same both ways.
+        program = self.program("protocol.py", """\
+            import collections.abc, pickle
+            from torch.utils.data import DataLoader
+
+            for workers, persistent in ((0, False), (2, False), (2, True)):
+                loader = DataLoader(list(range(10)), batch_size=4, shuffle=False, num_workers=workers,
+                                    persistent_workers=persistent)
+                it = iter(loader)
+                print(workers, persistent, len(it), isinstance(it, collections.abc.Iterator),
+                      isinstance(it, collections.abc.Iterable), type(it).__name__, iter(it) is it)
+                try:
+                    pickle.dumps(it)
+                except Exception as error:
+                    print("pickle:", type(error).__name__, error)
+                print(it.__next__().tolist(), [batch.tolist() for batch in it])
+                try:
+                    next(it)
+                except StopIteration as stop:
+                    print("StopIteration", stop.args)
+                except Exception as error:
+                    print("after the end:", type(error).__name__, error)
+                print(it._num_yielded, hasattr(it, "_num_yielded"))
+            """)
+        events = self.assert_same_run([PYTHON, program])
+        self.assertEqual(self.kinds(events).count("hook_error"), 0)
+        self.assertEqual(self.kinds(events).count("pass_waits"), 3)
+
+    def test_each_pass_sends_one_pass_waits_event_with_its_counts(self):
+        # A persistent loader's 3 epochs are 3 passes of one iterator (ended by the next iter(),
+        # then by the shutdown of its workers when the program lets it go); a non-persistent
+        # multi-process pass ends in StopIteration, which shuts its workers down; a
+        # single-process iterator's pass ends when it is freed.
+        program = self.program("passes.py", """\
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(list(range(48)), batch_size=8, num_workers=2, persistent_workers=True)
+            for epoch in range(3):
+                print(epoch, [batch.tolist() for batch in loader])
+            del loader
+            print([batch.tolist() for batch in DataLoader(list(range(20)), batch_size=8, num_workers=1)])
+            print([batch.tolist() for batch in DataLoader(list(range(20)), batch_size=8)])
+            """)
+        events = self.assert_same_run([PYTHON, program])
+        waits = self.of_kind(events, "pass_waits")
+        made = self.of_kind(events, "iterator_made")
+        self.assertEqual(len(waits), 5)
+        for event in waits:
+            self.assertEqual(set(event), self.PASS_WAITS_FIELDS | self.COMMON_FIELDS)
+            self.assertEqual(event["thread"], "MainThread")
+            self.assertEqual(event["main_thread"], True)
+            self.assertEqual(event["other_thread_calls"], 0)
+            self.assertEqual(sum(count for _, count in event["hist"]), event["batches"] - 1)
+            self.assertEqual([bucket for bucket, _ in event["hist"]], sorted({bucket for bucket, _ in event["hist"]}))
+            self.assertLessEqual(event["first_wait_s"], event["first_batch_s"])
+            self.assertLessEqual(event["first_wait_s"], event["wait_s"])
+            self.assertLessEqual(event["max_wait_s"], event["wait_s"])
+            self.assertLessEqual(event["begun"], event["last_batch"])
+            self.assertLessEqual(event["last_batch"], event["t"])
+        persistent = waits[:3]
+        self.assertEqual([event["pass"] for event in persistent], [1, 2, 3])
+        self.assertEqual([event["batches"] for event in persistent], [6, 6, 6])
+        self.assertEqual([event["end"] for event in persistent], ["reset", "reset", "shutdown"])
+        self.assertEqual([event["iterator"] for event in persistent], [made[0]["iterator"]] * 3)
+        self.assertEqual([event["loader"] for event in persistent], [made[0]["loader"]] * 3)
+        self.assertEqual([(event["pass"], event["batches"], event["end"], event["stopped"]) for event in waits[3:]],
+                         [(1, 3, "shutdown", True), (1, 3, "freed", False)])
+        self.assertEqual([event["loader"] for event in waits[3:]], [event["loader"] for event in made[1:]])
+        self.assertEqual(len({event["iterator"] for event in waits}), 3)
+        # Each persistent pass's event comes before the reset that begins the next.
+        kinds = [event["kind"] for event in events if event["kind"] in ("pass_waits", "iterator_reset")]
+        self.assertEqual(kinds[:4], ["pass_waits", "iterator_reset", "pass_waits", "iterator_reset"])
+
+    def test_a_loader_consumed_on_another_thread_is_timed_on_that_thread(self):
+        # A prefetch thread takes the first 2 of 5 batches; the main thread's 4 next() calls
+        # after it (3 batches and the StopIteration) are counted, not timed.
+        program = self.program("prefetch.py", """\
+            import threading
+            from torch.utils.data import DataLoader
+
+            for workers in (0, 1):
+                it = iter(DataLoader(list(range(20)), batch_size=4, num_workers=workers))
+                early = []
+                thread = threading.Thread(target=lambda: early.extend(next(it).tolist() for _ in range(2)),
+                                          name="prefetch")
+                thread.start()
+                thread.join()
+                print(workers, early, [batch.tolist() for batch in it])
+                del it
+            """)
+        events = self.assert_same_run([PYTHON, program])
+        waits = self.of_kind(events, "pass_waits")
+        self.assertEqual([(event["thread"], event["main_thread"], event["batches"], event["other_thread_calls"])
+                          for event in waits], [("prefetch", False, 2, 4)] * 2)
+
+    def test_a_pass_still_open_at_exit_is_sent_then(self):
+        program = self.program("open_pass.py", """\
+            from torch.utils.data import DataLoader
+
+            single = iter(DataLoader(list(range(40)), batch_size=4))
+            print(next(single).tolist(), next(single).tolist())
+            loader = DataLoader(list(range(40)), batch_size=4, num_workers=2, persistent_workers=True)
+            persistent = iter(loader)
+            print([next(persistent).tolist() for _ in range(3)])
+            """)
+        events = self.assert_same_run([PYTHON, program])
+        waits = self.of_kind(events, "pass_waits")
+        self.assertEqual(sorted((event["batches"], event["end"]) for event in waits), [(2, "exit"), (3, "exit")])
+
+    def test_each_worker_says_it_is_ready_once_fork_and_spawn(self):
+        program = self.program("ready.py", """\
+            from torch.utils.data import DataLoader
+
+            def main():
+                for method, workers in (("fork", 3), ("spawn", 2)):
+                    loader = DataLoader(list(range(24)), batch_size=4, num_workers=workers, persistent_workers=True,
+                                        multiprocessing_context=method)
+                    for epoch in range(2):
+                        print(method, epoch, [batch.tolist() for batch in loader])
+
+            if __name__ == "__main__":
+                main()
+            """)
+        events = self.assert_same_run([PYTHON, program])
+        made = self.of_kind(events, "iterator_made")
+        ready = self.of_kind(events, "worker_ready")
+        self.assertEqual(len(made), 2)
+        main_pid = made[0]["pid"]
+        for event, workers in zip(made, (3, 2)):
+            pids = event["worker_pids"]
+            self.assertEqual(len(pids), workers)
+            mine = [entry for entry in ready if entry["pid"] in pids]
+            self.assertEqual(sorted(entry["worker_id"] for entry in mine), list(range(workers)))
+            self.assertEqual({entry["parent"] for entry in mine}, {main_pid})
+        self.assertEqual(len(ready), 5)
+        for entry in ready:
+            self.assertEqual(set(entry), {"worker_id", "parent"} | self.COMMON_FIELDS)
+        # Each worker numbers its own events: a fork worker's first is its worker_ready; a spawn
+        # worker, a Python of its own, said hello and patched torch first.
+        for event, first in zip(made, (["worker_ready"], ["hello", "patched", "worker_ready"])):
+            for pid in event["worker_pids"]:
+                own = [entry for entry in events if entry["pid"] == pid]
+                self.assertEqual(self.kinds(own), first)
+                self.assertEqual([entry["seq"] for entry in own], list(range(1, len(first) + 1)))
 
 
 def main():

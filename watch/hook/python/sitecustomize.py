@@ -21,7 +21,9 @@
 #   sys.modules again. The rest waits until torch.utils.data has run, and uses what torch loaded.
 # - It never blocks: the socket is non-blocking, and an event the socket cannot take is counted
 #   as lost, and the count travels with the next event that gets through.
-# - It adds nothing to a batch: watch/hook/python/_dlreset_hook/patches.py says where it patches.
+# - It keeps to a budget a batch: the clock on the input wait costs at most a microsecond a next()
+#   call, cheap arithmetic, and no event (watch/hook/python/_dlreset_hook/waits.py); the rest
+#   runs once an epoch. watch/hook/python/_dlreset_hook/patches.py says where it patches.
 #
 # The protocol (one JSON object a datagram) is described in docs/watch.md, "The Python hook".
 
@@ -33,7 +35,7 @@ _HOOK_DIR = os.path.dirname(os.path.abspath(__file__))
 _PACKAGE = "_dlreset_hook"
 # Every module of the package: none of them is left in sys.modules for the program to see
 # (tests/watch/hook_test.py looks for them there).
-_MODULES = (_PACKAGE,) + tuple(_PACKAGE + "." + name for name in ("channel", "state", "fields", "patches"))
+_MODULES = (_PACKAGE,) + tuple(_PACKAGE + "." + name for name in ("channel", "state", "fields", "waits", "patches"))
 
 
 class _Package(object):

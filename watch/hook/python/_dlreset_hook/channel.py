@@ -83,6 +83,12 @@ class Channel(object):
         self.socket = channel
         return True
 
+    def forked(self):
+        """In a forked child: its own numbering from 1; what waited is the parent's to send."""
+        self.sequence = 0
+        self.lost = 0
+        self.pending = []
+
     def _try(self, data):
         """Sends one datagram; False when the watcher's queue is full."""
         try:

@@ -1,14 +1,18 @@
 # The hook's patches on torch.utils.data: properties, each of which reports and then does exactly
-# what the original does. They sit on attributes the DataLoader reads once an epoch (`_iterator`,
-# `_get_iterator`, `_reset`, `_shutdown_workers`, a sampler's `epoch`), never on the path of
-# `__next__`, and a property leaves no frame of the hook in a traceback of the program's own
-# errors: its getter returns the original method, which then runs on its own.
+# what the original does. Most sit on attributes the DataLoader reads once an epoch (`_iterator`,
+# `_get_iterator`, `_reset`, `_shutdown_workers`, a sampler's `epoch`) or a worker reads once
+# (its fetcher's `__init__`); two, `__next__` and `_num_yielded` of every iterator, time the input
+# wait within a budget of cheap arithmetic a batch and never send a batch's event (waits.py). A
+# property leaves no frame of the hook in a traceback of the program's own errors: its getter
+# returns the original method, which then runs on its own.
 #
 # Loaded by the bootstrap (watch/hook/python/sitecustomize.py) once torch.utils.data has run,
 # which then calls patch_torch().
 
+import os
 import sys
 
+from . import waits
 from .channel import builtin
 from .fields import (caller_name, class_name, int_or_none, iterator_state, loader_fields, old_iterator_fields,
                      pending_pass, sampler_fields, sampler_of, stack)
@@ -115,11 +119,9 @@ def _watched_method(original, where, on_lookup):
 def _get_iterator_property(original):
     def looked_up(loader):
         _report_own_iterator_attribute(loader)
-        workers = loader.__dict__.get("num_workers")
-        if workers:
-            # Weakly: the hook must not keep a loader alive that the program let go.
-            HOOK.making[_thread_id()] = builtin("_weakref").ref(loader)
-        else:
+        # Weakly: the hook must not keep a loader alive that the program let go.
+        HOOK.making[_thread_id()] = builtin("_weakref").ref(loader)
+        if not loader.__dict__.get("num_workers"):
             fields = loader_fields(loader)
             fields.update({"iterator": None, "worker_pids": []})
             fields.update(sampler_fields(sampler_of(loader)))
@@ -144,6 +146,7 @@ def _reset_property(original):
             kind = "iterator_made"
         else:
             # iter() on a persistent loader: the pass in progress ends, a new one begins.
+            waits.end_of(iterator, "reset")
             fields = iterator_state(iterator)
             fields["loader"] = HOOK.iterator_loader.get(fields["iterator"])
             kind = "iterator_reset"
@@ -159,14 +162,31 @@ def _shutdown_property(original, utils):
         values = iterator.__dict__
         exiting = getattr(utils, "python_exit_status", None)
         if values.get("_shutdown") is False and exiting is False:
+            caller = caller_name()
+            # Only a pass's end in StopIteration shuts the workers down from _next_data.
+            waits.end_of(iterator, "shutdown", caller == "_next_data")
             fields = iterator_state(iterator)
             fields["loader"] = HOOK.iterator_loader.get(fields["iterator"])
             fields["persistent"] = values.get("_persistent_workers") is True
-            fields["caller"] = caller_name()
+            fields["caller"] = caller
             fields.update(stack())
             HOOK.emit("workers_shutdown", fields)
 
     return _watched_method(original, "_MultiProcessingDataLoaderIter._shutdown_workers", looked_up)
+
+
+def _fetcher_init_property(original, worker):
+    """A DataLoader worker makes its dataset fetcher once its dataset has arrived and its
+    worker_init_fn ran (and again at each pass of a persistent one): it says it is ready, once."""
+    def looked_up(fetcher):
+        info = getattr(worker, "_worker_info", None)
+        if info is None or HOOK.ready_pid == os.getpid():
+            return  # the training process's own fetcher, or a worker that said so already
+        HOOK.ready_pid = os.getpid()
+        values = getattr(info, "__dict__", {})
+        HOOK.emit("worker_ready", {"worker_id": int_or_none(values.get("id")), "parent": os.getppid()})
+
+    return _watched_method(original, "_BaseDatasetFetcher.__init__", looked_up)
 
 
 def _epoch_property():
@@ -188,10 +208,17 @@ def patch_torch():
     dataloader = sys.modules.get("torch.utils.data.dataloader")
     distributed = sys.modules.get("torch.utils.data.distributed")
     utils = sys.modules.get("torch.utils.data._utils")
+    worker = sys.modules.get("torch.utils.data._utils.worker")
+    fetch = sys.modules.get("torch.utils.data._utils.fetch")
     seen, unseen = [], []
     loader_class = getattr(dataloader, "DataLoader", None)
     iterator_class = getattr(dataloader, "_MultiProcessingDataLoaderIter", None)
+    base_iterator_class = getattr(dataloader, "_BaseDataLoaderIter", None)
     patches = [
+        (base_iterator_class, "__next__", waits.next_property, True),
+        (base_iterator_class, "_num_yielded", lambda original: waits.YieldedDescriptor(), False),
+        (getattr(fetch, "_BaseDatasetFetcher", None), "__init__",
+         lambda original: _fetcher_init_property(original, worker), True),
         (loader_class, "_iterator", lambda original: _iterator_property(), False),
         (loader_class, "_get_iterator", _get_iterator_property, True),
         (iterator_class, "_reset", _reset_property, True),
@@ -206,5 +233,8 @@ def patch_torch():
             continue
         setattr(owner, name, make(original))
         seen.append(where)
+    if "_BaseDataLoaderIter.__next__" in seen:
+        # torch loaded atexit; a pass still in progress at the exit is sent then.
+        builtin("atexit").register(waits.at_exit)
     version = getattr(sys.modules.get("torch.version"), "__version__", None)
     HOOK.emit("patched", {"torch": version if type(version) is str else None, "seen": seen, "unseen": unseen})

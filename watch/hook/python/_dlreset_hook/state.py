@@ -24,6 +24,9 @@ class HookState(object):
 
     def __init__(self):
         self.channel = None
+        # the process the channel's numbering belongs to: a forked child (a fork worker) numbers
+        # its own events from 1, as the watcher counts each process's gaps
+        self.pid = None
         self.switched_off = False
         # id(object) -> (a weak reference to it, or None where it takes none; its key, e.g. "L1")
         self.keys = {}
@@ -37,17 +40,28 @@ class HookState(object):
         self.iterator_loader = {}
         # the DataLoader subclasses already reported as defining _iterator themselves
         self.reported_classes = set()
+        # id(iterator) -> its pass in progress, and id(iterator) -> what the hook keeps of it
+        # between passes (its key, its loader's, a weak ref whose callback ends its pass): waits.py
+        self.passes = {}
+        self.iterators = {}
+        # the pid of the DataLoader worker that said it was ready, so that it says so once
+        self.ready_pid = None
 
     def start(self, path):
         """Opens the channel to the watcher's socket at `path`; False when it cannot."""
         self.channel = Channel(path)
+        self.pid = os.getpid()
         return self.channel.open()
 
     def emit(self, kind, fields):
         if self.channel is None or self.switched_off:
             return
         environ = os.environ
-        event = {"v": PROTOCOL, "kind": kind, "pid": os.getpid(), "t": _now(),
+        pid = os.getpid()
+        if pid != self.pid:
+            self.pid = pid
+            self.channel.forked()
+        event = {"v": PROTOCOL, "kind": kind, "pid": pid, "t": _now(),
                  "rank": environ.get("RANK"), "local_rank": environ.get("LOCAL_RANK")}
         event.update(fields)
         self.channel.send(event)
