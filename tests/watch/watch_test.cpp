@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -110,10 +111,21 @@ TEST_P(WatchTrainLoop, CountsTheGenerationsAndTheRespawnsOfARealTorchLoop) {
     EXPECT_THAT(result.err, HasSubstr(std::to_string(scenario.respawns) + " respawns, all from this stack:"));
     EXPECT_THAT(result.err, HasSubstr(", in reset_like_lightning_1_5_0\n    loader._iterator._shutdown_workers()"));
   }
-  // A spawn and an exit for each worker, and a reset mark where the program stopped workers.
+  // A spawn and an exit for each worker, a reset mark where the program stopped workers, and the
+  // loop's waits for data: each of the three passes' first batch and its steady state.
   const nlohmann::json events = read_json(dir.file("events.json"));
   const int resets = scenario.mode == "reset" ? scenario.respawns : 0;
-  EXPECT_EQ(events["events"].size(), static_cast<std::size_t>(4 * scenario.generations + resets));
+  std::map<std::string, int> kinds;
+  for (const auto& event : events["events"]) {
+    ++kinds[event["kind"].get<std::string>() +
+            (event.contains("phase") ? "/" + event["phase"].get<std::string>() : std::string())];
+  }
+  EXPECT_EQ(kinds["spawn"], 2 * scenario.generations);
+  EXPECT_EQ(kinds["exit"], 2 * scenario.generations);
+  EXPECT_EQ(kinds["iterator_reset"], resets);
+  EXPECT_EQ(kinds["input_wait/first_batch"], 3);
+  EXPECT_EQ(kinds["input_wait/steady"], 3);
+  EXPECT_EQ(events["events"].size(), static_cast<std::size_t>(4 * scenario.generations + resets + 6));
 }
 
 INSTANTIATE_TEST_SUITE_P(RealTorch, WatchTrainLoop,
