@@ -278,8 +278,8 @@ TEST(InputWait, LostEventsMakeTheAccountingIncomplete) {
 TEST(InputWait, TheSummarySaysWhereTheWaitWent) {
   const std::string text = summary_text(respawned().report);
   EXPECT_THAT(text, HasSubstr("input wait: the training loop waited 37% of its time for data (2.60 of 7.10 s): "
-                              "1.70 s at 2 epoch starts that started new workers (the respawns above), 0.90 s in "
-                              "steady state; first batch 1.00 s (median)"));
+                              "1.70 s at 2 epoch starts that started new workers (1 of them the respawn above), 0.90 "
+                              "s in steady state; first batch 1.00 s (median)"));
   EXPECT_THAT(text, HasSubstr("2 passes started new workers (generations 1, 2), start-up 0.70 s (median, fork to "
                               "worker_ready), made necessary by the reset at train.py:51 in "
                               "reset_like_lightning_1_5_0"));

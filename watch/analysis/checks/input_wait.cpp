@@ -39,6 +39,10 @@ constexpr double kStragglerLeast = 0.20;
 
 std::string percent(double fraction) { return fmt::format("{:.0f}%", 100.0 * fraction); }
 
+/// A steady-state wait: "3.1 ms" under a tenth of a second, where seconds() would round a wait
+/// of a few milliseconds, the usual one, to "0.00 s"; "0.25 s" above.
+std::string wait_time(double value) { return value < 0.1 ? fmt::format("{:.1f} ms", 1e3 * value) : seconds(value); }
+
 std::string incomplete_words(const InputWait& wait) {
   std::string words;
   for (const std::string& reason : wait.incomplete) words += (words.empty() ? "" : "; ") + reason;
@@ -73,9 +77,13 @@ void find_first_batch(const CheckInput& /*input*/, Check& check, Findings& findi
 std::string parts(const WaitTotals& totals) {
   std::vector<std::string> said;
   if (totals.new_workers_s > 0.0) {
+    const std::string respawns = totals.respawn_starts == 0                          ? ""
+                                 : totals.respawn_starts == totals.new_worker_starts ? " (the respawns above)"
+                                 : totals.respawn_starts == 1
+                                     ? " (1 of them the respawn above)"
+                                     : fmt::format(" ({} of them the respawns above)", totals.respawn_starts);
     said.push_back(fmt::format("{} at {} that started new workers{}", seconds(totals.new_workers_s),
-                               plural(totals.new_worker_starts, "epoch start", "epoch starts"),
-                               totals.respawn_starts > 0 ? " (the respawns above)" : ""));
+                               plural(totals.new_worker_starts, "epoch start", "epoch starts"), respawns));
   }
   if (totals.workers_kept_s > 0.0) {
     said.push_back(fmt::format("{} at {} with the workers kept", seconds(totals.workers_kept_s),
@@ -214,9 +222,9 @@ std::string section(const WatchReport& report, const Check& /*check*/) {
     if (const std::optional<double> p50 = job.steady_quantile_s(0.5)) {
       long waits = 0;
       for (const long count : job.hist) waits += count;
-      text +=
-          fmt::format("    steady state: {}, p50 under {}, p99 under {}, longest {}\n", plural(waits, "wait", "waits"),
-                      seconds(*p50), seconds(*job.steady_quantile_s(0.99)), seconds(job.max_steady_s.value_or(0.0)));
+      text += fmt::format("    steady state: {}, p50 under {}, p99 under {}, longest {}\n",
+                          plural(waits, "wait", "waits"), wait_time(*p50), wait_time(*job.steady_quantile_s(0.99)),
+                          wait_time(job.max_steady_s.value_or(0.0)));
     }
   }
   if (wait.longest_first_batch) {
