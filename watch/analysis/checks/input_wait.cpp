@@ -39,9 +39,9 @@ constexpr double kStragglerLeast = 0.20;
 
 std::string percent(double fraction) { return fmt::format("{:.0f}%", 100.0 * fraction); }
 
-/// A steady-state wait: "3.1 ms" under a tenth of a second, where seconds() would round a wait
-/// of a few milliseconds, the usual one, to "0.00 s"; "0.25 s" above.
-std::string wait_time(double value) { return value < 0.1 ? fmt::format("{:.1f} ms", 1e3 * value) : seconds(value); }
+/// A steady-state wait, "3.1 ms": in milliseconds always, where seconds() would round the usual
+/// one, a few milliseconds, to "0.00 s", and one unit keeps the line's shape from run to run.
+std::string wait_time(double value) { return fmt::format("{:.1f} ms", 1e3 * value); }
 
 std::string incomplete_words(const InputWait& wait) {
   std::string words;
