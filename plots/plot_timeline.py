@@ -15,7 +15,10 @@ exited); the start-up (spawn until its loop runs) and the dataset load (which en
 `dataset_loaded` event and began `duration_s` earlier) are drawn over it, the shutdown request is
 marked, and every time a loader's persistent iterator was set to null a line crosses that
 loader's lanes. With 0 workers, each loader's dataset load in the main process gets one lane.
-Epochs are shaded bands, labelled at the top.
+Epochs are shaded bands, labelled at the top. A watched program's timeline with the Python hook
+on gets a "waiting for data" lane under the workers for each training process: each pass's first
+batch's wait as its exact interval, the rest of the pass as a band shaded by its steady-state
+wait fraction.
 
 A timeline of a multi-rank job (`dlreset run --ranks N --events FILE`) gets one group of lanes
 per rank and loader ("r1 train" holds rank 1's training workers), rank 0's on top.
@@ -42,6 +45,7 @@ ALIVE_COLOR = "#C8C8C8"
 STARTUP_COLOR = OKABE_ITO["sky_blue"]
 LOAD_COLOR = OKABE_ITO["orange"]
 MARK_COLOR = OKABE_ITO["black"]
+WAIT_COLOR = OKABE_ITO["vermillion"]
 EPOCH_SHADES = ("#FFFFFF", "#EDEDED")
 # A reset during the fit is the bug, so it takes the buggy variant's colour; the one at teardown
 # happens in every Lightning variant and stays grey.
@@ -67,6 +71,16 @@ class Instance:
         self.exit = None
 
 
+class WaitLane:
+    """A training process's waits for data (`dlreset watch --events`): its first batches' waits as
+    exact intervals, and each pass's steady state as a band shaded by its wait fraction."""
+
+    def __init__(self, pid):
+        self.pid = pid
+        self.first_batches = []  # [(begin, end)]
+        self.steady = []  # [(begin, end, fraction)]
+
+
 class Run:
     def __init__(self, path, doc):
         self.path = path
@@ -84,6 +98,7 @@ class Run:
         self.resets = defaultdict(list)  # loader -> [(t, during the fit rather than at teardown)]
         self.spawns = defaultdict(int)
         self.loads = defaultdict(int)
+        self.waits = {}  # pid -> WaitLane
 
 
 def pair_events(path, doc):
@@ -112,6 +127,13 @@ def pair_events(path, doc):
             loader = f"r{event['rank']} {loader}"
         if kind == "iterator_reset":
             run.resets[loader].append((event["t"], event.get("phase") != "teardown"))
+            continue
+        if kind == "input_wait":
+            lane = run.waits.setdefault(event["pid"], WaitLane(event["pid"]))
+            if event.get("phase") == "steady":
+                lane.steady.append((event["start"], event["t"], event.get("fraction", 0.0)))
+            else:
+                lane.first_batches.append((event["start"], event["t"]))
             continue
         if kind == "dataset_loaded" and "worker" not in event:
             run.main_loads[loader].append((event["t"] - event.get("duration_s", 0.0), event["t"]))
@@ -180,6 +202,9 @@ def lanes_of(run):
             else:
                 label = f"{loader} w{instance.worker} #{lives[instance.worker]}"
             lanes.append((loader, label, instance))
+    # Under the workers, each training process's waits for data.
+    for pid in sorted(run.waits):
+        lanes.append((f"waits of pid {pid}", f"pid {pid}: waiting for data", run.waits[pid]))
     return lanes
 
 
@@ -244,6 +269,17 @@ def draw_run(ax, run, lanes, xmax):
     for row, (loader, _, instance) in enumerate(lanes):
         y = -row
         rows.setdefault(loader, []).append(y)
+        if isinstance(instance, WaitLane):
+            for begin, end, fraction in instance.steady:
+                ax.barh(y, end - begin, left=begin, height=height, color=WAIT_COLOR, alpha=max(0.1, fraction),
+                        edgecolor="none", zorder=2)
+                if end - begin > 0.08 * xmax:
+                    ax.text((begin + end) / 2, y, f"{100 * fraction:.0f}%", ha="center", va="center",
+                            fontsize=11, zorder=4)
+            for begin, end in instance.first_batches:
+                ax.barh(y, end - begin, left=begin, height=height, color=WAIT_COLOR, edgecolor="black", lw=1,
+                        zorder=3)
+            continue
         if instance is None:
             for begin, end in run.main_loads[loader]:
                 ax.barh(y, end - begin, left=begin, height=height, color=LOAD_COLOR, edgecolor="black",
@@ -297,6 +333,8 @@ def legend_handles():
                label="iterator set to null during the fit"),
         Line2D([], [], color=TEARDOWN_RESET_COLOR, lw=3, ls=(0, (3, 1.5)), marker="v", markersize=12,
                label="… at teardown"),
+        Patch(facecolor=WAIT_COLOR, edgecolor="black", label="waiting for data: a first batch (the band: "
+                                                                "the steady state, shaded by its share)"),
     ]
 
 

@@ -116,7 +116,7 @@ SCHEMAS = {
     "dlreset.run": 2,     # dlreset run --json (2: data_time, where the time went)
     "dlreset.events": 2,  # dlreset run --events (1), dlreset watch --events (2: resets it saw)
     "dlreset.sweep": 1,   # plots/sweep.py
-    "dlreset.watch": 2,   # dlreset watch --json (2: the Python hook's events and the checks)
+    "dlreset.watch": 3,   # dlreset watch --json (2: the Python hook's events and the checks; 3: the input wait)
 }
 
 

@@ -124,6 +124,24 @@ Accepted finite_number_from(double low) {
           "FLOAT >= " + bound, "a finite number of " + bound + " or more"};
 }
 
+Accepted finite_number_in(double low, double high) {
+  CLI::Validator check(
+      [low, high](std::string& text) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value) ||
+            value < low || value > high) {
+          return rejected(text);
+        }
+        return {};
+      },
+      "", "finite_number_in");
+  const std::string from = fmt::format("{:g}", low);
+  const std::string to = fmt::format("{:g}", high);
+  return {check, "FLOAT in [" + from + ", " + to + "]", "a number from " + from + " to " + to};
+}
+
 Accepted one_of(const std::vector<std::string>& names) { return {CLI::IsMember(names), "", listed(names)}; }
 
 Accepted path_to(std::string words) { return {CLI::Validator(path_problem, "PATH", "path"), "", std::move(words)}; }

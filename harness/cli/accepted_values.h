@@ -37,6 +37,8 @@ Accepted unsigned_integer();
 Accepted positive_finite_number();
 /// A finite number of `low` or more, read as strictly.
 Accepted finite_number_from(double low);
+/// A finite number from `low` to `high`, read as strictly.
+Accepted finite_number_in(double low, double high);
 /// One of `names`, exactly as written.
 Accepted one_of(const std::vector<std::string>& names);
 /// A path, which only the code that opens it can judge further; `words` says what it names.

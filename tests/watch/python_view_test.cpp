@@ -173,6 +173,27 @@ TEST(PythonView, EachIteratorsWorkersAreAGenerationOfTheirOwn) {
   EXPECT_EQ(a.python.generation_made[1], 1u);
 }
 
+TEST(PythonView, AForkWorkerThatSaysItIsReadyIsNoPythonProcessOfItsOwn) {
+  // The fork workers inherit the hook and the rank, and number their own events from 1.
+  std::vector<HookEvent> events = {event(HookEventKind::hello, 0.5, ""), made(1.0, "L1", "I1", {201, 202})};
+  for (const pid_t worker : {201, 202}) {
+    HookEvent ready = event(HookEventKind::worker_ready, 1.3, "");
+    ready.pid = worker;
+    ready.parent = kProgram;
+    events.push_back(ready);
+  }
+  long sequence = 0;
+  for (HookEvent& e : events) {
+    e.rank = 0;
+    e.sequence = e.pid == kProgram ? ++sequence : 1;
+  }
+  const Analysed a = analyse({program(), fork_of(201, 1.0, 9.0), fork_of(202, 1.0, 9.0)}, events);
+  ASSERT_EQ(a.python.processes.size(), 1u);
+  EXPECT_EQ(a.python.processes[0].pid, kProgram);
+  EXPECT_EQ(a.python.processes[0].rank, 0);
+  EXPECT_EQ(a.python.processes[0].events_lost, 0);
+}
+
 TEST(PythonView, ALoaderTakingOverFromAnotherIsNoRespawn) {
   // Validation loaders read one after the other, without persistent workers: each set ends
   // before the next starts, which the tree alone would call respawns.

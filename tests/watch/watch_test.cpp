@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -110,10 +111,21 @@ TEST_P(WatchTrainLoop, CountsTheGenerationsAndTheRespawnsOfARealTorchLoop) {
     EXPECT_THAT(result.err, HasSubstr(std::to_string(scenario.respawns) + " respawns, all from this stack:"));
     EXPECT_THAT(result.err, HasSubstr(", in reset_like_lightning_1_5_0\n    loader._iterator._shutdown_workers()"));
   }
-  // A spawn and an exit for each worker, and a reset mark where the program stopped workers.
+  // A spawn and an exit for each worker, a reset mark where the program stopped workers, and the
+  // loop's waits for data: each of the three passes' first batch and its steady state.
   const nlohmann::json events = read_json(dir.file("events.json"));
   const int resets = scenario.mode == "reset" ? scenario.respawns : 0;
-  EXPECT_EQ(events["events"].size(), static_cast<std::size_t>(4 * scenario.generations + resets));
+  std::map<std::string, int> kinds;
+  for (const auto& event : events["events"]) {
+    const std::string kind = event["kind"].get<std::string>();
+    ++kinds[kind == "input_wait" ? kind + "/" + event["phase"].get<std::string>() : kind];
+  }
+  EXPECT_EQ(kinds["spawn"], 2 * scenario.generations);
+  EXPECT_EQ(kinds["exit"], 2 * scenario.generations);
+  EXPECT_EQ(kinds["iterator_reset"], resets);
+  EXPECT_EQ(kinds["input_wait/first_batch"], 3);
+  EXPECT_EQ(kinds["input_wait/steady"], 3);
+  EXPECT_EQ(events["events"].size(), static_cast<std::size_t>(4 * scenario.generations + resets + 6));
 }
 
 INSTANTIATE_TEST_SUITE_P(RealTorch, WatchTrainLoop,
@@ -214,16 +226,29 @@ TEST(Watch, PassesTheProgramsExitStatusThrough) {
   EXPECT_EQ(watch("-- " + dir.file("not-a-program")).status, 126);
 }
 
+TEST(Watch, AnInputWaitGateThatMeasuredNothingFailsAndSaysSo) {
+  const Result nothing = watch("--no-live --max-input-wait 0.5 -- sh -c 'exit 0'");
+  EXPECT_EQ(nothing.status, kGateFailed) << nothing.err;
+  EXPECT_THAT(nothing.err, HasSubstr("--max-input-wait cannot be checked: the hook measured no pass of a DataLoader."));
+  const Result off = watch("--no-live --no-python-trace --max-first-batch-s 9 -- /usr/bin/python3 -c pass");
+  EXPECT_EQ(off.status, kGateFailed) << off.err;
+  EXPECT_THAT(off.err, HasSubstr("--max-first-batch-s cannot be checked: the Python hook was off"));
+}
+
 TEST(Watch, BadInputExitsTwoWithOneLine) {
-  testing::expect_usage_errors(testing::dlreset_binary() + " watch", {{"", "needs a command to run"},
-                                                                      {"--pid 999999999", "--pid"},
-                                                                      {"--pid 0", "--pid"},
-                                                                      {"--epoch-regex '(' -- true", "--epoch-regex"},
-                                                                      {"--poll-ms 0 -- true", "--poll-ms"},
-                                                                      {"--mode sometimes -- true", "--mode"},
-                                                                      {"--json - -- true", "--json"},
-                                                                      {"--pid 1 -- true", "not both"},
-                                                                      {"--max-respawns -1 -- true", "--max-respawns"}});
+  testing::expect_usage_errors(testing::dlreset_binary() + " watch",
+                               {{"", "needs a command to run"},
+                                {"--pid 999999999", "--pid"},
+                                {"--pid 0", "--pid"},
+                                {"--epoch-regex '(' -- true", "--epoch-regex"},
+                                {"--poll-ms 0 -- true", "--poll-ms"},
+                                {"--mode sometimes -- true", "--mode"},
+                                {"--json - -- true", "--json"},
+                                {"--pid 1 -- true", "not both"},
+                                {"--max-respawns -1 -- true", "--max-respawns"},
+                                {"--max-input-wait 1.5 -- true", "--max-input-wait"},
+                                {"--max-input-wait 30% -- true", "--max-input-wait"},
+                                {"--max-first-batch-s -1 -- true", "--max-first-batch-s"}});
   // A pid that exists but cannot be read needs a process of another user, which a test run as
   // root cannot make unreadable; check_attachable's message for it is the same one line.
 }

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "watch/analysis/generations.h"
+#include "watch/analysis/input_wait.h"
 #include "watch/analysis/python_view.h"
 #include "watch/tree/watcher.h"
 
@@ -20,6 +22,11 @@ struct Check {
   std::string name;  ///< Its CheckSpec::name: "respawns", "late_set_epoch".
   long count = 0;
   bool seen = true;  ///< False where this watch could not see it (a Python check without the hook).
+  /// Why it could not see, where the hook was on: "pid 812 lost 3 of its hook's events".
+  std::string unseen_why;
+  /// What its gate holds where that is not the count (CheckFlags::limit): a fraction, seconds;
+  /// empty where nothing was measured.
+  std::optional<double> measure;
   std::vector<std::string> details;
   std::vector<std::size_t> events;  ///< Indices into the hook events behind the details.
   /// Where a finding has an end as well as a start (an extra iterator's pass): the events that
@@ -63,6 +70,8 @@ struct Findings {
   };
   std::vector<Cause> respawn_causes;
   int respawns_without_cause = 0;  ///< Respawns whose old workers the hook did not see stopped.
+  /// The loop's waits for data (the input_wait check's measure, which its summary and JSON show).
+  InputWait input_wait;
 
   /// The check named `name`; throws std::logic_error where the table has none of that name.
   const Check& check(const std::string& name) const;

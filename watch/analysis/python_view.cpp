@@ -246,11 +246,20 @@ void find_processes(PythonView& view, const std::vector<ProcessRecord>& records,
   for (const ProcessRecord& record : records) {
     if (!record.python) continue;
     hooked(record.pid).cmdline = record.cmdline;
+    listed.insert(record.pid);
+  }
+  // A DataLoader worker says worker_ready itself. A fork worker is its training process's
+  // worker, not a Python process of its own: it inherited the hook (and the rank) without a
+  // hello, so it is left out here; a spawn worker ran its own interpreter and is listed above.
+  std::set<pid_t> fork_workers;
+  for (const HookEvent& event : view.events) {
+    if (event.kind == HookEventKind::worker_ready && listed.count(event.pid) == 0) fork_workers.insert(event.pid);
   }
   // Events lost: the gaps in each process's numbering (those dropped, and those still waiting in
   // the hook when its process ended).
   std::map<pid_t, std::pair<long, long>> numbering;  // pid -> (highest number, events received)
   for (const HookEvent& event : view.events) {
+    if (fork_workers.count(event.pid) != 0) continue;
     HookedProcess& process = hooked(event.pid);
     auto& [highest, received] = numbering[event.pid];
     highest = std::max(highest, event.sequence);

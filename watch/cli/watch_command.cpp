@@ -43,42 +43,45 @@ bool write_report(const std::string& program, const std::string& path, const nlo
   }
 }
 
-/// Holds every gate against its count: prints a line for each that failed (or could not be
-/// checked) and returns the gates as JSON.
-nlohmann::json hold_gates(const WatchCommandOptions& options, const WatchReport& report, bool& failed) {
-  nlohmann::json gates = nlohmann::json::array();
-  for (const Gate& gate : options.gates) {
-    if (gate.limit < 0) continue;
-    const CheckSpec& spec = *gate.check;
-    const Check& check = report.findings.check(spec.flags.name);
-    const bool passed = check.seen && check.count <= gate.limit;
-    gates.push_back({{"flag", spec.flags.gate_flag},
-                     {"check", spec.flags.name},
-                     {"limit", gate.limit},
-                     {"count", check.count},
-                     {"seen", check.seen},
-                     {"passed", passed}});
-    if (passed) continue;
-    failed = true;
-    if (!check.seen) {
-      std::cerr << fmt::format("{}: {} cannot be checked: the Python hook was {}.\n", options.program_name,
-                               spec.flags.gate_flag, report.python.hook);
-      continue;
-    }
-    const std::string cause = spec.steps.gate_cause != nullptr ? spec.steps.gate_cause(report) : "";
-    std::cerr << fmt::format("{}: {}, more than the {} allowed ({}){}.\n", options.program_name,
-                             spec.steps.gate_words(report, check), gate.limit,
-                             gate.set_by != nullptr ? gate.set_by : spec.flags.gate_flag,
-                             cause.empty() ? "" : ": " + cause);
-  }
-  return gates;
-}
-
 }  // namespace
 
 std::vector<Gate> unset_gates() {
   std::vector<Gate> gates;
   for (const CheckSpec& spec : checks()) gates.push_back(Gate{&spec});
+  return gates;
+}
+
+nlohmann::json hold_gates(const WatchCommandOptions& options, const WatchReport& report, std::ostream& out,
+                          bool& failed) {
+  nlohmann::json gates = nlohmann::json::array();
+  for (const Gate& gate : options.gates) {
+    if (gate.limit < 0) continue;
+    const CheckSpec& spec = *gate.check;
+    const Check& check = report.findings.check(spec.flags.name);
+    const bool counted = spec.flags.limit == GateLimit::count;
+    // A measured gate that measured nothing has not seen what it holds.
+    const bool seen = check.seen && (counted || check.measure.has_value());
+    const double value = counted ? static_cast<double>(check.count) : check.measure.value_or(0.0);
+    const bool passed = seen && value <= gate.limit;
+    nlohmann::json entry = {{"flag", spec.flags.gate_flag}, {"check", spec.flags.name}};
+    entry["limit"] = counted ? nlohmann::json(static_cast<long>(gate.limit)) : nlohmann::json(gate.limit);
+    entry["count"] = check.count;
+    if (!counted) entry["measure"] = check.measure ? nlohmann::json(*check.measure) : nlohmann::json();
+    entry["seen"] = seen;
+    entry["passed"] = passed;
+    gates.push_back(entry);
+    if (passed) continue;
+    failed = true;
+    if (!seen) {
+      out << fmt::format("{}: {} cannot be checked: {}.\n", options.program_name, spec.flags.gate_flag,
+                         check.unseen_why.empty() ? "the Python hook was " + report.python.hook : check.unseen_why);
+      continue;
+    }
+    const std::string cause = spec.steps.gate_cause != nullptr ? spec.steps.gate_cause(report) : "";
+    out << fmt::format("{}: {}, more than the {:g} allowed ({}){}.\n", options.program_name,
+                       spec.steps.gate_words(report, check), gate.limit,
+                       gate.set_by != nullptr ? gate.set_by : spec.flags.gate_flag, cause.empty() ? "" : ": " + cause);
+  }
   return gates;
 }
 
@@ -150,8 +153,11 @@ void add_gate_options(CLI::App& watch, cli::AcceptedValues& accepted, WatchComma
   }
   accepted.add_switch(watch.add_flag("--expect-clean", flags.expect_clean, expect_clean_help()));
   for (Gate& gate : options.gates) {
+    const GateLimit kind = gate.check->flags.limit;
     accepted.add(watch.add_option(gate.check->flags.gate_flag, gate.limit, gate.check->flags.help),
-                 cli::integer_in(0, cli::kIntMax));
+                 kind == GateLimit::fraction  ? cli::finite_number_in(0.0, 1.0)
+                 : kind == GateLimit::seconds ? cli::finite_number_from(0.0)
+                                              : cli::integer_in(0, cli::kIntMax));
   }
 }
 
@@ -342,7 +348,7 @@ int watch_command(const WatchCommandOptions& options) {
 
   int status = program_status(options, report);
   bool gate_failed = false;
-  const nlohmann::json gates = hold_gates(options, report, gate_failed);
+  const nlohmann::json gates = hold_gates(options, report, std::cerr, gate_failed);
   if (gate_failed && status == 0) status = kExitGateFailed;
   if (!write_reports(options, report, gates, status) && status == 0) status = cli::kExitFailure;
   return status;

@@ -7,13 +7,16 @@
 
 #include <CLI/CLI.hpp>
 
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "harness/cli/accepted_values.h"
 #include "harness/cli/command_line.h"
 #include "watch/analysis/checks/check_spec.h"
+#include "watch/analysis/watch_report.h"
 
 namespace dlreset::watch {
 
@@ -27,10 +30,11 @@ inline constexpr const char* kWatchDescription =
 /// itself exits with it is reported as 1, so this status always means a gate.
 inline constexpr int kExitGateFailed = 99;
 
-/// A gate: a check's count may be at most `limit`; -1: no gate.
+/// A gate: a check's count (or its measure, CheckFlags::limit) may be at most `limit`; -1: no
+/// gate.
 struct Gate {
   const CheckSpec* check = nullptr;  ///< Its row of the table: its name and flag ("--max-respawns").
-  int limit = -1;
+  double limit = -1;
   const char* set_by = nullptr;  ///< The flag that set the limit, where not the check's own ("--expect-clean").
   bool expected = false;         ///< The check's own --expect-* flag was given (CheckSpec::expect_flag).
 };
@@ -64,6 +68,11 @@ struct WatchFlags {
 };
 
 using WatchCommandLine = cli::CommandLine<WatchCommandOptions, WatchFlags>;
+
+/// Holds every gate of `options` against its check: writes a line to `out` for each that failed
+/// or could not see what it holds (then `failed` is set), and returns the gates as JSON.
+nlohmann::json hold_gates(const WatchCommandOptions& options, const WatchReport& report, std::ostream& out,
+                          bool& failed);
 
 /// Defines watch's options on `command.app` (a subcommand of dlreset, or dlreset-watch's own
 /// app), each with its check and words in `command.accepted`. `usage` is how the examples call

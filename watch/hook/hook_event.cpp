@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,8 @@ constexpr KindName kKindNames[] = {
     {HookEventKind::iterator_dropped, "iterator_dropped"},
     {HookEventKind::workers_shutdown, "workers_shutdown"},
     {HookEventKind::set_epoch, "set_epoch"},
+    {HookEventKind::pass_waits, "pass_waits"},
+    {HookEventKind::worker_ready, "worker_ready"},
 };
 
 std::string text(const nlohmann::json& object, const char* key) {
@@ -52,6 +55,53 @@ std::optional<int> rank_text(const nlohmann::json& object, const char* key) {
   const long parsed = std::strtol(value.c_str(), &end, 10);
   if (*end != '\0' || parsed < 0 || parsed > 1 << 20) return std::nullopt;
   return static_cast<int>(parsed);
+}
+
+std::optional<double> number(const nlohmann::json& object, const char* key) {
+  const auto found = object.find(key);
+  if (found == object.end() || !found->is_number()) return std::nullopt;
+  const double value = found->get<double>();
+  return std::isfinite(value) ? std::optional<double>(value) : std::nullopt;
+}
+
+/// A pass_waits event's fields; false where one the accounting needs is missing or out of range.
+bool read_waits(const nlohmann::json& object, PassWaits& waits) {
+  const std::optional<long> pass = integer<long>(object, "pass");
+  const std::optional<long> batches = integer<long>(object, "batches");
+  const std::optional<double> begun = number(object, "begun");
+  const std::optional<double> wait = number(object, "wait_s");
+  const std::optional<double> step = number(object, "step_s");
+  if (!pass || !batches || !begun || !wait || !step || *pass < 1 || *batches < 0 || *wait < 0 || *step < 0) {
+    return false;
+  }
+  waits.pass = *pass;
+  waits.batches = *batches;
+  waits.begun_s = *begun;
+  waits.wait_s = *wait;
+  waits.step_s = *step;
+  waits.thread = text(object, "thread");
+  const auto main_thread = object.find("main_thread");
+  waits.main_thread = main_thread == object.end() || !main_thread->is_boolean() || main_thread->get<bool>();
+  waits.other_thread_calls = integer<long>(object, "other_thread_calls").value_or(0);
+  waits.first_batch_s = number(object, "first_batch_s");
+  waits.first_wait_s = number(object, "first_wait_s");
+  waits.last_batch_s = number(object, "last_batch");
+  waits.max_wait_s = number(object, "max_wait_s");
+  if (const auto hist = object.find("hist"); hist != object.end() && hist->is_array()) {
+    for (const auto& bucket : *hist) {
+      if (!bucket.is_array() || bucket.size() != 2 || !bucket[0].is_number_integer() ||
+          !bucket[1].is_number_integer()) {
+        return false;
+      }
+      const int index = bucket[0].get<int>();
+      const long count = bucket[1].get<long>();
+      if (index < 0 || index > 40 || count < 0) return false;
+      waits.hist.emplace_back(index, count);
+    }
+  }
+  waits.end = text(object, "end");
+  waits.stopped = flag(object, "stopped");
+  return true;
 }
 
 std::vector<std::string> texts(const nlohmann::json& object, const char* key) {
@@ -132,7 +182,12 @@ std::optional<HookEvent> parse_hook_event(std::string_view datagram, double rece
   }
   event.frames_omitted = integer<int>(object, "frames_omitted").value_or(0);
 
-  event.parent = integer<pid_t>(object, "ppid").value_or(0);
+  if (event.kind == HookEventKind::pass_waits && (event.iterator.empty() || !read_waits(object, event.waits))) {
+    return std::nullopt;
+  }
+  event.worker_id = integer<int>(object, "worker_id");
+
+  event.parent = integer<pid_t>(object, event.kind == HookEventKind::worker_ready ? "parent" : "ppid").value_or(0);
   event.argv = texts(object, "argv");
   event.executable = text(object, "executable");
   event.python_version = text(object, "python");

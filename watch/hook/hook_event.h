@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace dlreset::watch {
@@ -40,10 +41,35 @@ enum class HookEventKind {
   iterator_dropped,  ///< A loader's `_iterator` was set to None, replaced or deleted.
   workers_shutdown,  ///< `_shutdown_workers` stopped an iterator's workers.
   set_epoch,         ///< A DistributedSampler's epoch was set.
+  pass_waits,        ///< A pass of an iterator ended: the time its loop spent in next() and between calls.
+  worker_ready,      ///< A DataLoader worker has its dataset and is about to fetch its first batch.
   unknown,           ///< A kind this watcher does not know (a newer hook).
 };
 
 const char* to_string(HookEventKind kind);
+
+/// What a pass_waits event says of one pass: the loop's time inside next() (the wait) and
+/// between a batch's return and the next call (the step). Times are CLOCK_MONOTONIC seconds.
+/// docs/watch.md, "The input wait", defines each term.
+struct PassWaits {
+  long pass = 0;       ///< The iterator's pass number, from 1.
+  std::string thread;  ///< The thread that called next() first in the pass.
+  bool main_thread = true;
+  long other_thread_calls = 0;  ///< next() calls of the pass on other threads (counted, not timed).
+  double begun_s = 0.0;         ///< iter().
+  long batches = 0;
+  std::optional<double> first_batch_s;  ///< From iter() to the first batch's return.
+  std::optional<double> first_wait_s;   ///< The wait of the call that returned the first batch.
+  double wait_s = 0.0;                  ///< Every call that returned a batch, the first included.
+  double step_s = 0.0;
+  std::optional<double> last_batch_s;  ///< When the last batch was returned.
+  std::optional<double> max_wait_s;    ///< The longest wait after the first.
+  /// The waits after the first in log buckets (bucket, count): bucket 0 is under 1 us, bucket
+  /// k >= 1 holds [2^(k-1), 2^k) us.
+  std::vector<std::pair<int, long>> hist;
+  std::string end;       ///< "reset", "shutdown", "freed" or "exit".
+  bool stopped = false;  ///< The pass was seen to end in StopIteration.
+};
 
 struct HookEvent {
   HookEventKind kind = HookEventKind::unknown;
@@ -88,7 +114,10 @@ struct HookEvent {
   std::vector<StackFrame> stack;  ///< Outermost first, without the hook's own frames.
   int frames_omitted = 0;
 
-  // hello, patched, unseen, hook_error.
+  PassWaits waits;               ///< pass_waits.
+  std::optional<int> worker_id;  ///< worker_ready.
+
+  // hello, patched, unseen, hook_error; worker_ready (the training process).
   pid_t parent = 0;
   std::vector<std::string> argv;
   std::string executable;
@@ -103,7 +132,8 @@ struct HookEvent {
   std::string error;
 };
 
-/// Parses one datagram; nothing when it is not a hook event (not JSON, no kind or pid).
+/// Parses one datagram; nothing when it is not a hook event (not JSON, no kind or pid, or a
+/// pass_waits without its iterator, pass, begun, batches, wait_s or step_s).
 std::optional<HookEvent> parse_hook_event(std::string_view datagram, double received_s);
 
 /// "Traceback (most recent call last), HEADING:" and the frames, each with its code line, as

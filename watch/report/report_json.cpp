@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "watch/analysis/checks/checks.h"
+#include "watch/analysis/input_wait.h"
 #include "watch/report/optional_json.h"
 #include "watch/report/summary_text.h"
 
@@ -83,10 +84,89 @@ nlohmann::json checks_json(const WatchReport& report) {
   nlohmann::json checks = nlohmann::json::array();
   for (const CheckSpec& spec : watch::checks()) {
     const Check& check = report.findings.check(spec.flags.name);
-    checks.push_back(
-        {{"name", spec.flags.name}, {"count", check.count}, {"seen", check.seen}, {"details", check.details}});
+    nlohmann::json entry = {
+        {"name", spec.flags.name}, {"count", check.count}, {"seen", check.seen}, {"details", check.details}};
+    // A measured check's gate holds its measure, not its count.
+    if (spec.flags.limit != GateLimit::count) entry["measure"] = optional_json(check.measure);
+    if (!check.unseen_why.empty()) entry["unseen_why"] = check.unseen_why;
+    checks.push_back(entry);
   }
   return checks;
+}
+
+/// A sum of waits: the time, its fraction and where it went.
+nlohmann::json totals_json(const WaitTotals& totals) {
+  return {{"wait_s", totals.wait_s},
+          {"step_s", totals.step_s},
+          {"fraction", totals.fraction()},
+          {"passes", totals.passes},
+          {"first_wait_new_workers_s", totals.new_workers_s},
+          {"first_wait_workers_kept_s", totals.workers_kept_s},
+          {"first_wait_no_workers_s", totals.no_workers_s},
+          {"first_wait_unknown_s", totals.unknown_s},
+          {"steady_wait_s", totals.steady_s},
+          {"new_worker_starts", totals.new_worker_starts},
+          {"kept_starts", totals.kept_starts},
+          {"median_first_batch_s", optional_json(totals.median_first_batch_s())},
+          {"steady_p50_s", optional_json(totals.steady_quantile_s(0.5))},
+          {"steady_p99_s", optional_json(totals.steady_quantile_s(0.99))},
+          {"steady_max_s", optional_json(totals.max_steady_s)}};
+}
+
+nlohmann::json input_wait_json(const WatchReport& report) {
+  const InputWait& wait = report.findings.input_wait;
+  nlohmann::json passes = nlohmann::json::array();
+  for (const PassWait& pass : wait.passes) {
+    const PassWaits& waits = report.python.events[pass.event].waits;
+    nlohmann::json entry = {{"event", pass.event},
+                            {"pid", pass.pid},
+                            {"rank", optional_json(pass.rank)},
+                            {"loader", pass.loader},
+                            {"iterator", pass.iterator},
+                            {"pass", pass.number},
+                            {"thread", waits.thread},
+                            {"main_thread", waits.main_thread},
+                            {"begun", relative(report, waits.begun_s)},
+                            {"batches", waits.batches},
+                            {"cause", to_string(pass.cause)},
+                            {"generation", pass.generation == 0 ? nlohmann::json() : nlohmann::json(pass.generation)},
+                            {"startup_s", optional_json(pass.startup_s)},
+                            {"reset_event", optional_json(pass.reset_event)},
+                            {"first_batch_s", optional_json(pass.first_batch_s)},
+                            {"first_wait_s", pass.first_wait_s},
+                            {"steady_wait_s", pass.steady_wait_s},
+                            {"wait_s", pass.wait_s},
+                            {"step_s", pass.step_s},
+                            {"fraction", pass.fraction()},
+                            {"max_wait_s", optional_json(waits.max_wait_s)},
+                            {"end", waits.end}};
+    entry["gap"] = pass.gap ? nlohmann::json{{"total_s", pass.gap->total_s},
+                                             {"shutdown_s", pass.gap->shutdown_s},
+                                             {"startup_s", pass.gap->startup_s},
+                                             {"first_fetch_s", pass.gap->first_fetch_s}}
+                            : nlohmann::json();
+    passes.push_back(entry);
+  }
+  nlohmann::json loaders = nlohmann::json::array();
+  for (const LoaderWait& loader : wait.loaders) {
+    loaders.push_back({{"pid", loader.pid},
+                       {"rank", optional_json(loader.rank)},
+                       {"loader", loader.loader},
+                       {"threads", loader.threads},
+                       {"totals", totals_json(loader.totals)}});
+  }
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const ProcessWait& process : wait.processes) {
+    ranks.push_back({{"pid", process.pid},
+                     {"rank", optional_json(process.rank)},
+                     {"totals", totals_json(process.totals)}});
+  }
+  return {{"complete", wait.incomplete.empty()},
+          {"incomplete", wait.incomplete},
+          {"job", totals_json(wait.job)},
+          {"ranks", ranks},
+          {"loaders", loaders},
+          {"passes", passes}};
 }
 
 }  // namespace
@@ -146,7 +226,7 @@ nlohmann::json report_json(const WatchReport& report) {
   for (const auto& [owner, count] : report.findings.peak.by_owner)
     peak_owners.push_back({{"owner", owner}, {"workers", count}});
   return {{"schema", "dlreset.watch"},
-          {"schema_version", 2},
+          {"schema_version", 3},
           {"command", report.command},
           {"pid", result.root},
           {"attached", result.attached},
@@ -172,6 +252,7 @@ nlohmann::json report_json(const WatchReport& report) {
           {"live_workers_at_epochs", report.findings.live_at_epochs},
           {"checks", checks_json(report)},
           {"python", python_json(report)},
+          {"input_wait", input_wait_json(report)},
           {"verdict", verdict(report)},
           {"findings", finding_verdicts(report)}};
 }

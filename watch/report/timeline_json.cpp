@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "watch/analysis/input_wait.h"
+
 namespace dlreset::watch {
 
 namespace {
@@ -74,6 +76,30 @@ nlohmann::json events_json(const WatchReport& report) {
                       {"phase", "fit"},
                       {"epoch", epoch_at(report, event.time_s)},
                       {"where", program_frame(event.stack)}}});
+  }
+  // The loop's waits for data, under its training process: each first batch's wait as its exact
+  // interval, and each pass's later waits as one band with their share of the pass.
+  for (const PassWait& pass : report.findings.input_wait.passes) {
+    const PassWaits& waits = python.events[pass.event].waits;
+    if (!pass.first_batch_s) continue;
+    const double returned = waits.begun_s + *pass.first_batch_s;
+    const nlohmann::json common = {{"kind", "input_wait"},  {"pid", pass.pid},
+                                   {"loader", pass.loader}, {"iterator", pass.iterator},
+                                   {"pass", pass.number},   {"cause", to_string(pass.cause)}};
+    nlohmann::json first = common;
+    first["phase"] = "first_batch";
+    first["start"] = relative(report, returned - pass.first_wait_s);
+    first["t"] = relative(report, returned);
+    timed.push_back({returned - pass.first_wait_s, first});
+    if (waits.last_batch_s && *waits.last_batch_s > returned) {
+      nlohmann::json steady = common;
+      steady["phase"] = "steady";
+      steady["start"] = relative(report, returned);
+      steady["t"] = relative(report, *waits.last_batch_s);
+      const double busy = pass.steady_wait_s + pass.step_s;
+      steady["fraction"] = busy > 0.0 ? pass.steady_wait_s / busy : 0.0;
+      timed.push_back({returned, steady});
+    }
   }
   std::stable_sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) { return a.t < b.t; });
   nlohmann::json events = nlohmann::json::array();

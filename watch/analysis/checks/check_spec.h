@@ -13,6 +13,13 @@
 
 namespace dlreset::watch {
 
+/// What a check's gate holds against its limit.
+enum class GateLimit {
+  count,     ///< The check's count: an integer from 0.
+  fraction,  ///< The check's measure (Check::measure), a fraction from 0 to 1.
+  seconds,   ///< The check's measure, in seconds from 0.
+};
+
 /// How the command line names a check and its gate.
 struct CheckFlags {
   const char* name = "";       ///< The check's name in the report and the JSON: "late_set_epoch".
@@ -25,6 +32,7 @@ struct CheckFlags {
   /// none.
   const char* expect_flag = nullptr;
   const char* expect_help = nullptr;
+  GateLimit limit = GateLimit::count;
 };
 
 /// What a check does with a watch's record, and says of it.
