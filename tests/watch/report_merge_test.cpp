@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -182,6 +183,34 @@ TEST(ReportMerge, AFileThatIsNoReportOfThisSchemaIsRefusedWithStatus2) {
     EXPECT_THAT(err, StartsWith("dlreset-watch merge: " + path + " " + words)) << err;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   }
+}
+
+TEST(ReportMerge, AProgramThatFailedOnANodeGivesTheMergeItsStatus) {
+  testing::TempDir dir;
+  nlohmann::json failed = node_report(0, {}, "b");
+  failed["exit_status"] = 3;
+  std::ofstream(dir.file("node0.json")) << node_report(0, {}, "a").dump();
+  std::ofstream(dir.file("node1.json")) << failed.dump();
+  MergeCommandOptions options = gate("respawns", 0);
+  options.reports = {dir.file("node0.json"), dir.file("node1.json")};
+  ::testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStdout();
+  const int status = merge_command(options);
+  ::testing::internal::GetCapturedStdout();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(status, 3) << err;
+  EXPECT_THAT(err, HasSubstr("the program failed on node 2 (" + dir.file("node1.json") + ", host b) (status 3)"));
+}
+
+TEST(ReportMerge, AMergeWithoutReportsIsAUsageError) {
+  std::vector<std::string> words = {"merge", "--max-respawns", "0"};
+  std::vector<char*> argv;
+  for (std::string& word : words) argv.push_back(word.data());
+  ::testing::internal::CaptureStderr();
+  const int status = merge_main(static_cast<int>(argv.size()), argv.data(), "dlreset-watch merge");
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(status, 2) << err;
+  EXPECT_THAT(err, StartsWith("dlreset-watch merge needs the reports to merge"));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <iostream>
 #include <stdexcept>
 #include <utility>
@@ -115,7 +116,7 @@ int merge_main(int argc, char** argv, const std::string& program) {
   accepted.add(app.add_option("--json", options.json_path, "Write the merged report as JSON to this file"),
                cli::output_file(/*stdout_allowed=*/false));
   add_gate_options(app, accepted, options.gates, expect_clean);
-  app.add_option("REPORT", options.reports, "Each node's report, as its dlreset watch --json wrote it")->required();
+  app.add_option("REPORT", options.reports, "Each node's report, as its dlreset watch --json wrote it");
   app.footer(fmt::format("Example:\n  {0} --max-respawns 0 node0.json node1.json\n"
                          "Exit status: 0 when every node's program succeeded and every gate held; the first failed "
                          "node's program status; {1} when a gate failed; 1 when the report could not be written; 2 "
@@ -126,6 +127,11 @@ int merge_main(int argc, char** argv, const std::string& program) {
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) return app.exit(error);  // --help
     std::cerr << program << ": " << cli::usage_message(error, &accepted) << "\n";
+    return cli::kExitUsage;
+  }
+  if (options.reports.empty()) {
+    std::cerr << program << " needs the reports to merge, one a node (" << program
+              << " [options] REPORT.json...), each written by dlreset watch --json.\n";
     return cli::kExitUsage;
   }
   finish_gates(options.gates, expect_clean);
