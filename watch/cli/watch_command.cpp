@@ -150,15 +150,15 @@ std::string expect_clean_help() {
 
 }  // namespace
 
-void add_gate_options(CLI::App& watch, cli::AcceptedValues& accepted, std::vector<Gate>& gates, bool& expect_clean) {
+void add_gate_options(CLI::App& app, cli::AcceptedValues& accepted, std::vector<Gate>& gates, bool& expect_clean) {
   for (Gate& gate : gates) {
     if (gate.check->flags.expect_flag == nullptr) continue;
-    accepted.add_switch(watch.add_flag(gate.check->flags.expect_flag, gate.expected, gate.check->flags.expect_help));
+    accepted.add_switch(app.add_flag(gate.check->flags.expect_flag, gate.expected, gate.check->flags.expect_help));
   }
-  accepted.add_switch(watch.add_flag("--expect-clean", expect_clean, expect_clean_help()));
+  accepted.add_switch(app.add_flag("--expect-clean", expect_clean, expect_clean_help()));
   for (Gate& gate : gates) {
     const GateLimit kind = gate.check->flags.limit;
-    accepted.add(watch.add_option(gate.check->flags.gate_flag, gate.limit, gate.check->flags.help),
+    accepted.add(app.add_option(gate.check->flags.gate_flag, gate.limit, gate.check->flags.help),
                  kind == GateLimit::fraction  ? cli::finite_number_in(0.0, 1.0)
                  : kind == GateLimit::seconds ? cli::finite_number_from(0.0)
                                               : cli::integer_in(0, cli::kIntMax));
