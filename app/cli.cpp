@@ -20,6 +20,7 @@
 #include "harness/cli/man_page.h"
 #include "harness/data/core/errors.h"
 #include "harness/data/core/interrupt.h"
+#include "watch/cli/merge_command.h"
 #include "watch/cli/watch_command.h"
 
 namespace dlreset::app {
@@ -115,6 +116,10 @@ int main_cli(int argc, char** argv) {
   watch::WatchCommandLine watch;
   watch::add_watch_command(app, watch);
 
+  // `dlreset watch merge REPORT...`: the merge of a multi-node job's reports, a command of its own.
+  if (argc > 2 && std::strcmp(argv[1], "watch") == 0 && std::strcmp(argv[2], "merge") == 0) {
+    return watch::merge_main(argc - 2, argv + 2, "dlreset watch merge");
+  }
   // `dlreset watch [options] -- COMMAND...`: what follows `--` is the command, untouched by the
   // parser (CLI11 would take it as positionals, which watch has none of).
   std::vector<std::string> command_after_dashes;

@@ -122,6 +122,11 @@ struct InputWait {
   std::vector<std::string> incomplete;
 };
 
+/// "rank 1 (pid 813) waited 41% of its time, the other rank 5%: rank 1 (pid 813) is an input
+/// straggler": the rank of `wait.processes` that waited far more of its time than every other
+/// one did (watch/analysis/checks/input_wait.cpp holds the rule); empty where none stands out.
+std::string input_straggler(const InputWait& wait);
+
 /// The loop's waits, from the hook's events in `python` (PythonView::events), the tree's
 /// `records` and its `generations`.
 InputWait analyse_input_wait(const std::vector<ProcessRecord>& records, const GenerationReport& generations,

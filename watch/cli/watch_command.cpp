@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <array>
 #include <cstring>
 #include <iostream>
 #include <optional>
@@ -145,30 +148,45 @@ std::string expect_clean_help() {
   return "Fail on any " + any + " (the same as " + same + ")";
 }
 
-/// The gates: each check's --expect-* flag, --expect-clean, and each check's --max-* flag.
-void add_gate_options(CLI::App& watch, cli::AcceptedValues& accepted, WatchCommandOptions& options, WatchFlags& flags) {
-  for (Gate& gate : options.gates) {
+}  // namespace
+
+void add_gate_options(CLI::App& app, cli::AcceptedValues& accepted, std::vector<Gate>& gates, bool& expect_clean) {
+  for (Gate& gate : gates) {
     if (gate.check->flags.expect_flag == nullptr) continue;
-    accepted.add_switch(watch.add_flag(gate.check->flags.expect_flag, gate.expected, gate.check->flags.expect_help));
+    accepted.add_switch(app.add_flag(gate.check->flags.expect_flag, gate.expected, gate.check->flags.expect_help));
   }
-  accepted.add_switch(watch.add_flag("--expect-clean", flags.expect_clean, expect_clean_help()));
-  for (Gate& gate : options.gates) {
+  accepted.add_switch(app.add_flag("--expect-clean", expect_clean, expect_clean_help()));
+  for (Gate& gate : gates) {
     const GateLimit kind = gate.check->flags.limit;
-    accepted.add(watch.add_option(gate.check->flags.gate_flag, gate.limit, gate.check->flags.help),
+    accepted.add(app.add_option(gate.check->flags.gate_flag, gate.limit, gate.check->flags.help),
                  kind == GateLimit::fraction  ? cli::finite_number_in(0.0, 1.0)
                  : kind == GateLimit::seconds ? cli::finite_number_from(0.0)
                                               : cli::integer_in(0, cli::kIntMax));
   }
 }
 
-}  // namespace
+void finish_gates(std::vector<Gate>& gates, bool expect_clean) {
+  // An --expect-* flag tightens a gate to 0; a --max-* of 0 given too says the same.
+  const auto expect_none = [](Gate& gate, const char* flag) {
+    if (gate.limit != 0) gate.set_by = flag;
+    gate.limit = 0;
+  };
+  for (Gate& gate : gates) {
+    if (gate.expected) expect_none(gate, gate.check->flags.expect_flag);
+  }
+  if (expect_clean) {
+    for (Gate& gate : gates) {
+      if (gate.check->flags.expect_clean != nullptr) expect_none(gate, "--expect-clean");
+    }
+  }
+}
 
 void add_watch_options(WatchCommandLine& command, const std::string& usage) {
   CLI::App& watch = *command.app;
   cli::AcceptedValues& accepted = command.accepted;
   add_target_options(watch, accepted, command.options);
   add_output_options(watch, accepted, command.options, command.flags);
-  add_gate_options(watch, accepted, command.options, command.flags);
+  add_gate_options(watch, accepted, command.options.gates, command.flags.expect_clean);
   accepted.add_switch(
       watch.add_flag("--no-live", command.flags.no_live,
                      "No line on stderr at each respawn or reset as it is found (the summary still comes at the end)"));
@@ -184,6 +202,8 @@ void add_watch_options(WatchCommandLine& command, const std::string& usage) {
                   "  {0} --expect-persistent --epoch-regex '^Epoch' -- python3 train.py\n"
                   "  {0} --expect-clean --max-live-workers 8 -- sh train.sh\n"
                   "  {0} --pid 4242 --json report.json\n"
+                  "  {0} merge --max-respawns 0 node0.json node1.json   (a multi-node job: each node's --json, "
+                  "merged; {0} merge --help)\n"
                   "Exit status: 0 when the program succeeded and every gate held; the program's own when it "
                   "failed (128 + N for a signal, 127: not found, 126: cannot run; its own {1} is reported as 1); "
                   "{1} when the program succeeded and a gate failed; 1 when a report could not be written; 2 for "
@@ -198,6 +218,14 @@ std::string watch_man_page_sections() {
                      "(128 + N for signal N, 127 for a command not found, 126 for one that cannot run; a program's "
                      "own {0} is reported as 1); {0} when the program succeeded and a gate failed; 1 when a report "
                      "could not be written; 2 for a bad flag or value.\n"
+                     ".SH MULTI-NODE JOBS\n"
+                     "A job on several machines runs one watcher a node, each with its own \\-\\-json report. "
+                     "\\fBdlreset\\-watch merge\\fR [gate options] [\\-\\-json \\fIOUT\\fR] \\fIREPORT\\fR... "
+                     "reads them and prints the job's summary: each node and its ranks, each check summed over the "
+                     "nodes, the input wait from every rank's sums and the input straggler over all ranks, and a "
+                     "rank two nodes both report. It holds the same gates, with the same exit statuses; a check a "
+                     "node could not see fails its gate and names the node. A file that is not a report of this "
+                     "schema version exits 2.\n"
                      ".SH ENVIRONMENT\n"
                      ".TP\n.B DLRESET_WATCH_HOOK_DIR\n"
                      "The folder of the Python hook's sitecustomize.py, instead of share/dlreset/python beside the "
@@ -244,19 +272,7 @@ std::optional<int> finish_watch_options(WatchCommandLine& watch, const std::vect
     std::cerr << prefix << " takes a command or --pid " << options.pid << ", not both: drop one.\n";
     return cli::kExitUsage;
   }
-  // An --expect-* flag tightens a gate to 0; a --max-* of 0 given too says the same.
-  const auto expect_none = [](Gate& gate, const char* flag) {
-    if (gate.limit != 0) gate.set_by = flag;
-    gate.limit = 0;
-  };
-  for (Gate& gate : options.gates) {
-    if (gate.expected) expect_none(gate, gate.check->flags.expect_flag);
-  }
-  if (flags.expect_clean) {
-    for (Gate& gate : options.gates) {
-      if (gate.check->flags.expect_clean != nullptr) expect_none(gate, "--expect-clean");
-    }
-  }
+  finish_gates(options.gates, flags.expect_clean);
   options.live = !flags.no_live;
   options.python_trace = !flags.no_python_trace;
   return std::nullopt;
@@ -314,6 +330,9 @@ bool write_reports(const WatchCommandOptions& options, const WatchReport& report
   bool written = true;
   if (!options.json_path.empty()) {
     nlohmann::json document = report_json(report);
+    // The node the watch ran on: a multi-node job's merge names each node's report by it.
+    std::array<char, 256> host{};
+    if (gethostname(host.data(), host.size() - 1) == 0) document["host"] = std::string(host.data());
     document["gates"] = gates;
     document["watch_exit_status"] = status;
     written &= write_report(options.program_name, options.json_path, document, "--json");

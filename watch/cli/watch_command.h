@@ -79,6 +79,13 @@ nlohmann::json hold_gates(const WatchCommandOptions& options, const WatchReport&
 /// it ("dlreset watch", "dlreset-watch").
 void add_watch_options(WatchCommandLine& command, const std::string& usage);
 
+/// Defines the gates' options on `app`: each check's --expect-* flag, --expect-clean (into
+/// `expect_clean`) and each check's --max-* flag, into `gates` (one a check, unset_gates()).
+void add_gate_options(CLI::App& app, cli::AcceptedValues& accepted, std::vector<Gate>& gates, bool& expect_clean);
+
+/// Sets to 0 the gates that their --expect-* flag, or --expect-clean, asked for, after a parse.
+void finish_gates(std::vector<Gate>& gates, bool expect_clean);
+
 /// Adds `watch` to dlreset's `parent`, with add_watch_options.
 void add_watch_command(CLI::App& parent, WatchCommandLine& watch);
 

@@ -12,6 +12,7 @@
 #include "harness/cli/accepted_values.h"
 #include "harness/cli/exit_status.h"
 #include "harness/cli/man_page.h"
+#include "watch/cli/merge_command.h"
 #include "watch/cli/watch_command.h"
 
 namespace {
@@ -19,6 +20,9 @@ namespace {
 int watch_main(int argc, char** argv) {
   using namespace dlreset::watch;
   using dlreset::cli::kExitUsage;
+  // `dlreset-watch merge REPORT...`: the merge of a multi-node job's reports (a program named
+  // merge is watched with `dlreset-watch -- merge`).
+  if (argc > 1 && std::string(argv[1]) == "merge") return merge_main(argc - 1, argv + 1, "dlreset-watch merge");
   CLI::App app{kWatchDescription};
   app.name("dlreset-watch");
   const std::string version = "dlreset-watch " DLRESET_VERSION;
@@ -30,7 +34,8 @@ int watch_main(int argc, char** argv) {
            std::cout << dlreset::cli::man_page(
                app, version, watch_man_page_sections(),
                ".B dlreset\\-watch\n.RI [ options ] \\-\\- \" COMMAND \" [ ARGS ...]\n.br\n"
-               ".B dlreset\\-watch\n.RI [ options ] \\-\\-pid \" N\"\n.br\n");
+               ".B dlreset\\-watch\n.RI [ options ] \\-\\-pid \" N\"\n.br\n"
+               ".B dlreset\\-watch merge\n.RI [ options ] \" REPORT\" ...\n.br\n");
            throw CLI::Success();
          },
          "Print the man page (roff) and exit")

@@ -173,9 +173,9 @@ std::string rank_name(const ProcessWait& process) {
                       : fmt::format("pid {}", process.pid);
 }
 
-/// "rank 1 waited 41% of its time, the other ranks 5-6%: rank 1 is an input straggler"; empty
-/// where no rank stands out.
-std::string straggler(const InputWait& wait) {
+}  // namespace
+
+std::string input_straggler(const InputWait& wait) {
   if (wait.processes.size() < 2) return "";
   const auto worst =
       std::max_element(wait.processes.begin(), wait.processes.end(), [](const ProcessWait& a, const ProcessWait& b) {
@@ -197,6 +197,8 @@ std::string straggler(const InputWait& wait) {
                      wait.processes.size() == 2 ? "rank" : "ranks", others, name);
 }
 
+namespace {
+
 std::string section(const WatchReport& report, const Check& /*check*/) {
   const InputWait& wait = report.findings.input_wait;
   if (wait.passes.empty()) return "";
@@ -204,7 +206,7 @@ std::string section(const WatchReport& report, const Check& /*check*/) {
   if (wait.processes.size() > 1) {
     for (const ProcessWait& process : wait.processes)
       text += "    " + rank_name(process) + " " + waited(process.totals) + "\n";
-    if (const std::string verdict = straggler(wait); !verdict.empty()) text += "    " + verdict + "\n";
+    if (const std::string verdict = input_straggler(wait); !verdict.empty()) text += "    " + verdict + "\n";
   }
   const bool several = wait.loaders.size() > 1;
   for (const LoaderWait& loader : wait.loaders) {
