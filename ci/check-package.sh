@@ -43,8 +43,9 @@ expect version.txt "--version" "^dlreset [0-9]+\.[0-9]+\.[0-9]+ \(built with Lib
 
 echo "== dlreset demo (the packaged binary, its embedded sources, the system's data set)"
 "$dlreset" demo --color never >demo.txt
-# Step 3 with 2 workers: 7 passes (3 epochs, 3 validations, the sanity check) of 2 workers.
-expect demo.txt "demo step 3" "^ +2 +[0-9.]+ +14 +14$"
+# Step 3 with 2 workers: 7 passes (3 epochs, 3 validations, the sanity check) of 2 workers, then
+# the loop's step and its waits at the passes' starts, in seconds.
+expect demo.txt "demo step 3" "^ +2 +[0-9.]+ +14 +14 +[0-9.]+ +[0-9.]+$"
 # Step 4: the traceback, with file and line from the binary and the code line embedded in it.
 expect demo.txt "demo step 4" '^  File "repro/fetching.cpp", line [0-9]+, in repro::DataFetcher::reset'
 expect demo.txt "demo step 4" "^    combined_loader->reset\(\);$"
