@@ -96,6 +96,7 @@ void BaseDataLoaderIter::account_next(double called_s, bool batch) {
     pass.wait_at_start_s = returned_s - called_s;
   }
   last_return_s_ = returned_s;
+  pass.last_batch_returned_s = returned_s;
 }
 
 std::optional<Batch> BaseDataLoaderIter::next_batch() {
