@@ -94,6 +94,23 @@ nlohmann::json checks_json(const WatchReport& report) {
   return checks;
 }
 
+nlohmann::json blocked_json(const BlockedWait& blocked) {
+  return {{"batch", blocked.batch},
+          {"wait_s", blocked.wait_s},
+          {"ready", blocked.ready},
+          {"worker", optional_json(blocked.worker)}};
+}
+
+/// The longest head-of-line blocked wait of a sum, with its pass; null where none was.
+nlohmann::json worst_blocked_json(const std::optional<WorstBlocked>& worst) {
+  if (!worst) return nlohmann::json();
+  nlohmann::json entry = blocked_json(worst->wait);
+  entry["pid"] = worst->pid;
+  entry["loader"] = worst->loader;
+  entry["pass"] = worst->pass;
+  return entry;
+}
+
 /// A sum of waits: the time, its fraction and where it went.
 nlohmann::json totals_json(const WaitTotals& totals) {
   return {{"wait_s", totals.wait_s},
@@ -110,7 +127,11 @@ nlohmann::json totals_json(const WaitTotals& totals) {
           {"median_first_batch_s", optional_json(totals.median_first_batch_s())},
           {"steady_p50_s", optional_json(totals.steady_quantile_s(0.5))},
           {"steady_p99_s", optional_json(totals.steady_quantile_s(0.99))},
-          {"steady_max_s", optional_json(totals.max_steady_s)}};
+          {"steady_max_s", optional_json(totals.max_steady_s)},
+          {"slow_waits", totals.slow_waits()},
+          {"blocked_waits", totals.blocked_waits},
+          {"blocked_wait_s", totals.blocked_wait_s},
+          {"worst_blocked", worst_blocked_json(totals.worst_blocked)}};
 }
 
 nlohmann::json input_wait_json(const WatchReport& report) {
@@ -139,6 +160,9 @@ nlohmann::json input_wait_json(const WatchReport& report) {
                             {"step_s", pass.step_s},
                             {"fraction", pass.fraction()},
                             {"max_wait_s", optional_json(waits.max_wait_s)},
+                            {"blocked_waits", waits.blocked_waits},
+                            {"blocked_wait_s", waits.blocked_wait_s},
+                            {"worst_blocked", waits.worst_blocked ? blocked_json(*waits.worst_blocked) : nlohmann::json()},
                             {"end", waits.end}};
     entry["gap"] = pass.gap ? nlohmann::json{{"total_s", pass.gap->total_s},
                                              {"shutdown_s", pass.gap->shutdown_s},
