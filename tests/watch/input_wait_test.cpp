@@ -455,10 +455,9 @@ TEST(InputWaitBlocking, BlockedWaitsAreSummedPerLoaderPerRankAndForTheJob) {
 
 TEST(InputWaitBlocking, TheSummarySaysItInOneLineUnderTheInputWait) {
   const std::string text = summary_text(blocked_ranks().report);
-  EXPECT_THAT(text, HasSubstr("\n    head-of-line blocking: 6 of 40 waits over 1 ms (0.42 s) were for one worker's "
-                              "batch while later batches of other workers were ready; the longest: batch 9 of pass 2 "
-                              "of L1 of pid 300 (worker 1's) was waited for 90.0 ms while 3 later batches from other "
-                              "workers were ready\n"));
+  EXPECT_THAT(text, HasSubstr("\n    head-of-line blocking: in 6 of 40 waits over 1 ms (0.42 s) the loop waited for one "
+                              "worker's batch while later batches of other workers were ready; the longest: 90.0 ms "
+                              "for batch 9 of pass 2 of L1 of pid 300 (worker 1's), later batches ready: 3\n"));
   const std::size_t input_wait = text.find("  input wait: ");
   ASSERT_NE(input_wait, std::string::npos);
   EXPECT_GT(text.find("head-of-line blocking"), input_wait);

@@ -168,24 +168,23 @@ std::string gaps_line(const WatchReport& report, const LoaderWait& loader) {
                      seconds(sum.total_s), seconds(sum.shutdown_s), seconds(sum.startup_s), seconds(sum.first_fetch_s));
 }
 
-/// "head-of-line blocking: 14 of 15 waits over 1 ms (0.70 s) were for one worker's batch while later
-/// batches of other workers were ready; the longest: batch 5 of pass 2 of L1 (worker 0's) was waited
-/// for 52.3 ms while 2 later batches from other workers were ready". Empty where none was.
+/// "head-of-line blocking: in 14 of 15 waits over 1 ms (0.70 s) the loop waited for one worker's
+/// batch while later batches of other workers were ready; the longest: 52.3 ms for batch 5 of pass 2
+/// of L1 (worker 0's), later batches ready: 2". Worded alike for any count, so that a docs excerpt
+/// holds from run to run. Empty where no wait was blocked.
 std::string blocked_line(const WatchReport& report, const WaitTotals& totals) {
   if (totals.blocked_waits == 0) return "";
   std::string line = fmt::format(
-      "    head-of-line blocking: {} of {} over 1 ms ({}) {} for one worker's batch while later batches of other "
-      "workers were ready",
-      totals.blocked_waits, plural(totals.slow_waits(), "wait", "waits"), seconds(totals.blocked_wait_s),
-      totals.blocked_waits == 1 ? "was" : "were");
+      "    head-of-line blocking: in {} of {} over 1 ms ({}) the loop waited for one worker's batch while later "
+      "batches of other workers were ready",
+      totals.blocked_waits, plural(totals.slow_waits(), "wait", "waits"), seconds(totals.blocked_wait_s));
   if (totals.worst_blocked) {
     const WorstBlocked& worst = *totals.worst_blocked;
-    line += fmt::format("; the longest: batch {} of pass {} of {}{} was waited for {} while {} from other workers {} "
-                        "ready",
-                        worst.wait.batch, worst.pass, loader_name(report, worst.pid, worst.loader),
+    line += fmt::format("; the longest: {} for batch {} of pass {} of {}{}, later batches ready: {}",
+                        wait_time(worst.wait.wait_s), worst.wait.batch, worst.pass,
+                        loader_name(report, worst.pid, worst.loader),
                         worst.wait.worker ? fmt::format(" (worker {}'s)", *worst.wait.worker) : std::string(),
-                        wait_time(worst.wait.wait_s), plural(worst.wait.ready, "later batch", "later batches"),
-                        worst.wait.ready == 1 ? "was" : "were");
+                        worst.wait.ready);
   }
   return line + "\n";
 }

@@ -19,6 +19,10 @@
 # worker in turn: task i to worker i % num_workers. Where one is False the worker is not named,
 # and every received later batch counts.
 #
+# Tasks 0 to num_workers - 1 are each worker's first of the pass (while every status is True; a
+# worker runs out only later): their waits are the workers' start, which a pass that starts new
+# workers staggers, as the first batch's is, and are not read.
+#
 # A worker makes its batches in the order it was asked, so a later batch of the worker waited for
 # cannot be received before the one waited for: one of the same worker means the returned batch
 # was received already, and its call was slow for another reason (the process descheduled, say);
@@ -41,6 +45,8 @@ def note(current, iterator, yielded, wait, multi):
         return
     if values.get("_in_order", True) is not True:
         return  # a later torch's in_order=False hands batches out as they come: nothing waits in line
+    if received <= workers:
+        return  # tasks 0 to workers - 1: each worker's first of the pass, which waited for its start
     status = values.get("_workers_status")
     worker = None
     if type(status) is list and len(status) == workers and all(flag is True for flag in status):
