@@ -257,15 +257,16 @@ def main():
             slow.append(slow_us)
             counted += blocked
             hooked_blocks += 1
-        events.drain()
+            events.drain()  # the socket's queue holds a few datagrams only
         differences = [after - earlier for after, earlier in zip(slow, fast)]
         low, high = interval(differences, statistics.median)
         results["blocked_wait_" + side] = {
             "fast_us": statistics.median(fast), "slow_us": statistics.median(slow),
             "added_us": statistics.median(differences), "added_us_95": [low, high],
             "slow_calls": 2 * args.calls * args.repetitions, "blocked_counted": counted}
+        # A fast call the machine held up past 2^10 us between its two clock reads counts too.
         print("%-15s a blocked wait (%s): _num_yielded set after a fast call %.3f us, after a slow one %.3f us: "
-              "%.3f us more (95%% interval %.3f to %.3f); %d of %d slow calls counted blocked" % (
+              "%.3f us more (95%% interval %.3f to %.3f); counted blocked %d, of %d slow calls" % (
                   "blocked_wait", side, statistics.median(fast), statistics.median(slow),
                   statistics.median(differences), low, high, counted, 2 * args.calls * args.repetitions))
 
