@@ -444,7 +444,8 @@ TEST(InputWaitBlocking, BlockedWaitsAreSummedPerLoaderPerRankAndForTheJob) {
 
   std::map<std::pair<pid_t, std::string>, long> by_loader;
   for (const LoaderWait& loader : wait.loaders) by_loader[{loader.pid, loader.loader}] = loader.totals.blocked_waits;
-  EXPECT_EQ(by_loader, (std::map<std::pair<pid_t, std::string>, long>{{{300, "L1"}, 5}, {{300, "L2"}, 1}, {{301, "L1"}, 0}}));
+  EXPECT_EQ(by_loader,
+            (std::map<std::pair<pid_t, std::string>, long>{{{300, "L1"}, 5}, {{300, "L2"}, 1}, {{301, "L1"}, 0}}));
   const auto l2 = std::find_if(wait.loaders.begin(), wait.loaders.end(),
                                [](const LoaderWait& loader) { return loader.loader == "L2"; });
   ASSERT_NE(l2, wait.loaders.end());
@@ -455,9 +456,10 @@ TEST(InputWaitBlocking, BlockedWaitsAreSummedPerLoaderPerRankAndForTheJob) {
 
 TEST(InputWaitBlocking, TheSummarySaysItInOneLineUnderTheInputWait) {
   const std::string text = summary_text(blocked_ranks().report);
-  EXPECT_THAT(text, HasSubstr("\n    head-of-line blocking: in 6 of 40 waits over 1 ms (0.42 s) the loop waited for one "
-                              "worker's batch while later batches of other workers were ready; the longest: 90.0 ms "
-                              "for batch 9 of pass 2 of L1 of pid 300 (worker 1's), later batches ready: 3\n"));
+  EXPECT_THAT(text,
+              HasSubstr("\n    head-of-line blocking: in 6 of 40 waits over 1 ms (0.42 s) the loop waited for one "
+                        "worker's batch while later batches of other workers were ready; the longest: 90.0 ms "
+                        "for batch 9 of pass 2 of L1 of pid 300 (worker 1's), later batches ready: 3\n"));
   const std::size_t input_wait = text.find("  input wait: ");
   ASSERT_NE(input_wait, std::string::npos);
   EXPECT_GT(text.find("head-of-line blocking"), input_wait);
@@ -471,9 +473,10 @@ TEST(InputWaitBlocking, TheJsonHasTheBlockedWaitsOfEachPassAndEachSum) {
   EXPECT_EQ(wait["job"]["blocked_waits"], 6);
   EXPECT_NEAR(wait["job"]["blocked_wait_s"].get<double>(), 0.42, 1e-9);
   EXPECT_EQ(wait["job"]["slow_waits"], 40);
-  EXPECT_EQ(wait["job"]["worst_blocked"],
-            (nlohmann::json{{"batch", 9}, {"wait_s", 0.09}, {"ready", 3}, {"worker", 1}, {"pid", 300},
-                            {"loader", "L1"}, {"pass", 2}}));
+  EXPECT_EQ(
+      wait["job"]["worst_blocked"],
+      (nlohmann::json{
+          {"batch", 9}, {"wait_s", 0.09}, {"ready", 3}, {"worker", 1}, {"pid", 300}, {"loader", "L1"}, {"pass", 2}}));
   ASSERT_EQ(wait["ranks"].size(), 2u);
   EXPECT_EQ(wait["ranks"][1]["totals"]["blocked_waits"], 0);
   EXPECT_TRUE(wait["ranks"][1]["totals"]["worst_blocked"].is_null());

@@ -149,8 +149,8 @@ void WaitTotals::add(const PassWait& pass, const PassWaits& waits) {
   blocked_waits += waits.blocked_waits;
   blocked_wait_s += waits.blocked_wait_s;
   if (waits.worst_blocked && (!worst_blocked || waits.worst_blocked->wait_s > worst_blocked->wait.wait_s)) {
-    worst_blocked = WorstBlocked{*waits.worst_blocked, pass.pid, pass.loader.empty() ? pass.iterator : pass.loader,
-                                 pass.number};
+    worst_blocked =
+        WorstBlocked{*waits.worst_blocked, pass.pid, pass.loader.empty() ? pass.iterator : pass.loader, pass.number};
   }
 }
 
