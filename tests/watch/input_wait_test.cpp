@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <map>
 #include <optional>
@@ -340,6 +341,151 @@ TEST(InputWait, TheJsonHasEveryPassWithItsCauseAndGap) {
   long measured = 0;
   for (const auto& check : json["checks"]) measured += check.contains("measure");
   EXPECT_EQ(measured, 2);
+}
+
+/// `pass` with `count` head-of-line blocked waits that took `total_s` in all, the longest `worst`.
+HookEvent blocked(HookEvent pass, long count, double total_s, BlockedWait worst) {
+  pass.waits.blocked_waits = count;
+  pass.waits.blocked_wait_s = total_s;
+  pass.waits.worst_blocked = worst;
+  return pass;
+}
+
+BlockedWait worst_wait(long batch, double wait_s, long ready, std::optional<int> worker) {
+  BlockedWait worst;
+  worst.batch = batch;
+  worst.wait_s = wait_s;
+  worst.ready = ready;
+  worst.worker = worker;
+  return worst;
+}
+
+/// Two ranks. Rank 0 reads L1 in two passes of 10 waits of 60 ms, 3 and 2 of them blocked, and
+/// L2 in one, 1 blocked; rank 1 reads L1, none blocked.
+Watched blocked_ranks() {
+  std::vector<HookEvent> events = {
+      blocked(waits("I1", 1, 2.0, 0.1, 0.05, 10, 0.06, 1.0, 4.0), 3, 0.2, worst_wait(5, 0.08, 2, 0)),
+      blocked(waits("I1", 2, 4.5, 0.1, 0.05, 10, 0.06, 1.0, 6.0), 2, 0.15, worst_wait(9, 0.09, 3, 1)),
+      blocked(waits("I2", 1, 2.0, 0.1, 0.05, 10, 0.06, 1.0, 4.0), 1, 0.07, worst_wait(4, 0.07, 1, std::nullopt)),
+      waits("I1", 1, 2.0, 0.1, 0.05, 10, 0.06, 1.0, 4.0)};
+  events[2].loader = "L2";
+  for (std::size_t e = 0; e < events.size(); ++e) {
+    events[e].pid = e < 3 ? 300 : 301;
+    events[e].rank = e < 3 ? 0 : 1;
+  }
+  return analyse({program()}, events);
+}
+
+TEST(InputWaitBlocking, APassesBlockedWaitsAreReadWithTheLongest) {
+  const std::optional<HookEvent> parsed = parse_hook_event(
+      R"json({"kind":"pass_waits","pid":812,"iterator":"I1","pass":2,"begun":4.0,"batches":12,"wait_s":1.5,)json"
+      R"json("step_s":6.0,"hist":[[16,11]],"blocked_waits":4,"blocked_wait_s":0.21,)json"
+      R"json("worst_blocked":{"batch":17,"wait_s":0.06,"ready":3,"worker":0}})json",
+      10.0);
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->waits.blocked_waits, 4);
+  EXPECT_DOUBLE_EQ(parsed->waits.blocked_wait_s, 0.21);
+  ASSERT_TRUE(parsed->waits.worst_blocked);
+  EXPECT_EQ(parsed->waits.worst_blocked->batch, 17);
+  EXPECT_DOUBLE_EQ(parsed->waits.worst_blocked->wait_s, 0.06);
+  EXPECT_EQ(parsed->waits.worst_blocked->ready, 3);
+  EXPECT_EQ(parsed->waits.worst_blocked->worker, 0);
+
+  // A worker the hook could not name is null; a hook that did not count them sent none.
+  const std::optional<HookEvent> unnamed = parse_hook_event(
+      R"json({"kind":"pass_waits","pid":1,"iterator":"I1","pass":1,"begun":1.0,"batches":3,"wait_s":1,"step_s":1,)json"
+      R"json("blocked_waits":1,"blocked_wait_s":0.5,"worst_blocked":{"batch":2,"wait_s":0.5,"ready":1,"worker":null}})json",
+      10.0);
+  ASSERT_TRUE(unnamed);
+  ASSERT_TRUE(unnamed->waits.worst_blocked);
+  EXPECT_FALSE(unnamed->waits.worst_blocked->worker);
+  const std::optional<HookEvent> older = parse_hook_event(
+      R"json({"kind":"pass_waits","pid":1,"iterator":"I1","pass":1,"begun":1.0,"batches":3,"wait_s":1,"step_s":1})json",
+      10.0);
+  ASSERT_TRUE(older);
+  EXPECT_EQ(older->waits.blocked_waits, 0);
+  EXPECT_FALSE(older->waits.worst_blocked);
+}
+
+TEST(InputWaitBlocking, BlockedWaitsOutOfRangeAreNotAnEvent) {
+  const std::string head =
+      R"json({"kind":"pass_waits","pid":1,"iterator":"I1","pass":1,"begun":1.0,"batches":3,"wait_s":1,"step_s":1,)json";
+  const char* const kBroken[] = {
+      R"json("blocked_waits":-1})json",
+      R"json("blocked_waits":1,"blocked_wait_s":-0.5,"worst_blocked":{"batch":2,"wait_s":0.5,"ready":1}})json",
+      R"json("blocked_waits":2,"blocked_wait_s":0.5,"worst_blocked":null})json",
+      R"json("blocked_waits":0,"blocked_wait_s":0,"worst_blocked":{"batch":2,"wait_s":0.5,"ready":1}})json",
+      R"json("blocked_waits":1,"blocked_wait_s":0.5,"worst_blocked":{"batch":2,"wait_s":0.5,"ready":0}})json",
+      R"json("blocked_waits":1,"blocked_wait_s":0.5,"worst_blocked":{"batch":0,"wait_s":0.5,"ready":1}})json",
+      R"json("blocked_waits":1,"blocked_wait_s":0.5,"worst_blocked":{"batch":2,"wait_s":0.5,"ready":1,"worker":-1}})json",
+      R"json("blocked_waits":1,"blocked_wait_s":0.5,"worst_blocked":[2,0.5,1,0]})json",
+  };
+  int refused = 0;
+  for (const char* tail : kBroken) refused += !parse_hook_event(head + tail, 1.0).has_value();
+  EXPECT_EQ(refused, 8);
+}
+
+TEST(InputWaitBlocking, BlockedWaitsAreSummedPerLoaderPerRankAndForTheJob) {
+  const Watched watched = blocked_ranks();
+  const InputWait& wait = watched.wait();
+  EXPECT_EQ(wait.job.blocked_waits, 6);
+  EXPECT_NEAR(wait.job.blocked_wait_s, 0.42, 1e-9);
+  EXPECT_EQ(wait.job.slow_waits(), 40);  // every wait after the first: 60 ms, bucket 16
+  ASSERT_TRUE(wait.job.worst_blocked);
+  EXPECT_EQ(wait.job.worst_blocked->pid, 300);
+  EXPECT_EQ(wait.job.worst_blocked->loader, "L1");
+  EXPECT_EQ(wait.job.worst_blocked->pass, 2);
+  EXPECT_EQ(wait.job.worst_blocked->wait.batch, 9);
+
+  ASSERT_EQ(wait.processes.size(), 2u);
+  EXPECT_EQ(wait.processes[0].totals.blocked_waits, 6);
+  EXPECT_EQ(wait.processes[1].totals.blocked_waits, 0);
+  EXPECT_FALSE(wait.processes[1].totals.worst_blocked);
+
+  std::map<std::pair<pid_t, std::string>, long> by_loader;
+  for (const LoaderWait& loader : wait.loaders) by_loader[{loader.pid, loader.loader}] = loader.totals.blocked_waits;
+  EXPECT_EQ(by_loader,
+            (std::map<std::pair<pid_t, std::string>, long>{{{300, "L1"}, 5}, {{300, "L2"}, 1}, {{301, "L1"}, 0}}));
+  const auto l2 = std::find_if(wait.loaders.begin(), wait.loaders.end(),
+                               [](const LoaderWait& loader) { return loader.loader == "L2"; });
+  ASSERT_NE(l2, wait.loaders.end());
+  ASSERT_TRUE(l2->totals.worst_blocked);
+  EXPECT_EQ(l2->totals.worst_blocked->pass, 1);
+  EXPECT_FALSE(l2->totals.worst_blocked->wait.worker);
+}
+
+TEST(InputWaitBlocking, TheSummarySaysItInOneLineUnderTheInputWait) {
+  const std::string text = summary_text(blocked_ranks().report);
+  EXPECT_THAT(text,
+              HasSubstr("\n    head-of-line blocking: in 6 of 40 waits over 1 ms (0.42 s) the loop waited for one "
+                        "worker's batch while later batches of other workers were ready; the longest: 90.0 ms "
+                        "for batch 9 of pass 2 of L1 of pid 300 (worker 1's), later batches ready: 3\n"));
+  const std::size_t input_wait = text.find("  input wait: ");
+  ASSERT_NE(input_wait, std::string::npos);
+  EXPECT_GT(text.find("head-of-line blocking"), input_wait);
+
+  // None blocked: no line.
+  EXPECT_THAT(summary_text(respawned().report), Not(HasSubstr("head-of-line")));
+}
+
+TEST(InputWaitBlocking, TheJsonHasTheBlockedWaitsOfEachPassAndEachSum) {
+  const nlohmann::json wait = report_json(blocked_ranks().report)["input_wait"];
+  EXPECT_EQ(wait["job"]["blocked_waits"], 6);
+  EXPECT_NEAR(wait["job"]["blocked_wait_s"].get<double>(), 0.42, 1e-9);
+  EXPECT_EQ(wait["job"]["slow_waits"], 40);
+  EXPECT_EQ(
+      wait["job"]["worst_blocked"],
+      (nlohmann::json{
+          {"batch", 9}, {"wait_s", 0.09}, {"ready", 3}, {"worker", 1}, {"pid", 300}, {"loader", "L1"}, {"pass", 2}}));
+  ASSERT_EQ(wait["ranks"].size(), 2u);
+  EXPECT_EQ(wait["ranks"][1]["totals"]["blocked_waits"], 0);
+  EXPECT_TRUE(wait["ranks"][1]["totals"]["worst_blocked"].is_null());
+  ASSERT_EQ(wait["loaders"].size(), 3u);
+  ASSERT_EQ(wait["passes"].size(), 4u);
+  EXPECT_EQ(wait["passes"][2]["blocked_waits"], 1);
+  EXPECT_EQ(wait["passes"][2]["worst_blocked"],
+            (nlohmann::json{{"batch", 4}, {"wait_s", 0.07}, {"ready", 1}, {"worker", nullptr}}));
+  EXPECT_TRUE(wait["passes"][3]["worst_blocked"].is_null());
 }
 
 /// The gates of `flags` (each "--max-input-wait" or "--max-first-batch-s" with its limit) held
