@@ -63,7 +63,9 @@ class InLine(Dataset):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batches", type=int, default=16, help="batches a pass, even (default 16)")
-    parser.add_argument("--fetch-ms", type=float, default=50.0)
+    parser.add_argument("--fetch-ms", type=float, default=100.0,
+                        help="sets the gaps between finishes: a busy machine must hold a process up "
+                        "that long to change a count (default 100)")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--balanced", action="store_true")
     args = parser.parse_args(argv)

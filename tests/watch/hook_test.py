@@ -507,12 +507,12 @@ class HookTest(unittest.TestCase):
         self.assertEqual(kinds[:4], ["pass_waits", "iterator_reset", "pass_waits", "iterator_reset"])
 
     def test_a_wait_for_one_worker_while_the_others_batch_was_ready_is_counted_as_blocked(self):
-        # tests/watch/head_of_line.py: worker 0's batch 2k finishes 50 ms after worker 1's batch
+        # tests/watch/head_of_line.py: worker 0's batch 2k finishes 100 ms after worker 1's batch
         # 2k+1, which the loop has received, out of order, while it waits for batch 2k: each even
         # batch but a pass's first (whose wait is the workers' start) is a blocked wait for worker
         # 0 with 1 later batch ready, 7 a pass of 16. The odd batches were held already: never
-        # counted, however long their call took. The balanced twin's batches arrive in order, 25
-        # ms apart: none blocked, of 15 waits a pass of 25 ms less the loop's own time (most of
+        # counted, however long their call took. The balanced twin's batches arrive in order, 50
+        # ms apart: none blocked, of 15 waits a pass of 50 ms less the loop's own time (most of
         # them over 2^10 us, read; all but where a busy machine held the loop up that long). The
         # same output and status both ways.
         program = os.path.join(os.path.dirname(os.path.abspath(__file__)), "head_of_line.py")
