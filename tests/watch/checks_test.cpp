@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstddef>
 #include <optional>
@@ -96,7 +98,8 @@ TEST(JudgeGate, CountsPassedFailedAndUnseenGatesAlikeForACountAndAMeasure) {
     passed += verdict.passed ? 1 : 0;
     failed += verdict.seen && !verdict.passed ? 1 : 0;
     unseen += verdict.seen ? 0 : 1;
-    entries_that_agree += verdict.entry["passed"] == verdict.passed && verdict.entry["seen"] == verdict.seen ? 1 : 0;
+    const nlohmann::json entry = gate_entry(row(gate.check), gate.limit, verdict);
+    entries_that_agree += entry["passed"] == verdict.passed && entry["seen"] == verdict.seen ? 1 : 0;
   }
   EXPECT_EQ(passed, 2u);
   EXPECT_EQ(failed, 2u);
@@ -104,13 +107,18 @@ TEST(JudgeGate, CountsPassedFailedAndUnseenGatesAlikeForACountAndAMeasure) {
   EXPECT_EQ(entries_that_agree, gates.size());
 }
 
+/// The entry of `check`'s gate at `limit`, judged against `count` and `measure`, seen.
+std::string entry_of(const char* check, double limit, long count, std::optional<double> measure) {
+  return gate_entry(row(check), limit, judge_gate(row(check), limit, count, measure, true)).dump();
+}
+
 TEST(JudgeGate, TheEntryHoldsACountedLimitAsAnIntegerAndAMeasureOnlyWhereTheGateHoldsOne) {
-  EXPECT_EQ(judge_gate(row("respawns"), 2, 3, std::nullopt, true).entry.dump(),
+  EXPECT_EQ(entry_of("respawns", 2, 3, std::nullopt),
             R"({"check":"respawns","count":3,"flag":"--max-respawns","limit":2,"passed":false,"seen":true})");
-  EXPECT_EQ(judge_gate(row("input_wait"), 0.5, 0, 0.25, true).entry.dump(),
+  EXPECT_EQ(entry_of("input_wait", 0.5, 0, 0.25),
             R"({"check":"input_wait","count":0,"flag":"--max-input-wait","limit":0.5,"measure":0.25,"passed":true,)"
             R"("seen":true})");
-  EXPECT_EQ(judge_gate(row("input_wait"), 0.5, 0, std::nullopt, true).entry.dump(),
+  EXPECT_EQ(entry_of("input_wait", 0.5, 0, std::nullopt),
             R"({"check":"input_wait","count":0,"flag":"--max-input-wait","limit":0.5,"measure":null,"passed":false,)"
             R"("seen":false})");
 }

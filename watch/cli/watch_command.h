@@ -11,7 +11,6 @@
 #include <optional>
 #include <ostream>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "harness/cli/accepted_values.h"
@@ -45,18 +44,18 @@ struct Gate {
 std::vector<Gate> unset_gates();
 
 /// Holds each set gate of `gates` against its check, `check_of(spec)` (a watch's Check, or a
-/// job's MergedCheck: both have a count, a measure and whether they were seen), by judge_gate,
-/// so that both commands pass and fail a gate alike. `say_failed(gate, check, verdict)` writes a
-/// failed gate's line in the command's own words; `failed` is then set. Returns the gates' JSON
-/// entries.
+/// job's MergedCheck: both have a count, a measure and whether they were seen), by judge_gate
+/// and gate_entry, so that both commands pass, fail and record a gate alike.
+/// `say_failed(gate, check, verdict)` writes a failed gate's line in the command's own words;
+/// `failed` is then set. Returns the gates' JSON entries.
 template <typename CheckOf, typename SayFailed>
 nlohmann::json hold_set_gates(const std::vector<Gate>& gates, CheckOf check_of, SayFailed say_failed, bool& failed) {
   nlohmann::json entries = nlohmann::json::array();
   for (const Gate& gate : gates) {
     if (gate.limit < 0) continue;
     const auto& check = check_of(*gate.check);
-    GateVerdict verdict = judge_gate(*gate.check, gate.limit, check.count, check.measure, check.seen);
-    entries.push_back(std::move(verdict.entry));
+    const GateVerdict verdict = judge_gate(*gate.check, gate.limit, check.count, check.measure, check.seen);
+    entries.push_back(gate_entry(*gate.check, gate.limit, verdict));
     if (verdict.passed) continue;
     failed = true;
     say_failed(gate, check, verdict);

@@ -18,17 +18,21 @@ struct GateVerdict {
   /// The check was seen, and a measured gate measured something: a measured gate with nothing
   /// measured has not seen what it holds, and fails as unseen rather than passing on a 0.
   bool seen = false;
+  long count = 0;                 ///< The check's count, which every gate's entry shows.
+  std::optional<double> measure;  ///< The check's measure; empty where nothing was measured.
   /// What the gate held against its limit: the count, or the measure (0 where none).
   double value = 0.0;
   bool passed = false;  ///< Seen, and `value` at or below the limit.
-  /// The gate's entry in the report's `gates`: flag, check, limit, count, measure (measured
-  /// gates only; null where nothing was measured), seen and passed.
-  nlohmann::json entry;
 };
 
 /// Holds `spec`'s gate at `limit` (0 or more) against the check's `count`, `measure` and whether
 /// it was `seen`.
 GateVerdict judge_gate(const CheckSpec& spec, double limit, long count, const std::optional<double>& measure,
                        bool seen);
+
+/// The gate's entry in the report's `gates`: flag, check, limit (an integer for a counted
+/// gate), count, measure (measured gates only; null where nothing was measured), seen and
+/// passed.
+nlohmann::json gate_entry(const CheckSpec& spec, double limit, const GateVerdict& verdict);
 
 }  // namespace dlreset::watch
