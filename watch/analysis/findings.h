@@ -51,6 +51,18 @@ struct LivePeak {
 /// ended": why the peak was higher than the loaders' workers; empty where no pass overlapped.
 std::string overlap_cause(const LivePeak& peak);
 
+/// A worker killed by a signal, and what the watcher's evidence says ran out or sent it.
+struct WorkerDeath {
+  std::size_t record = 0;  ///< Its index in the watch's processes (whose `evidence` it reads).
+  int signal = 0;
+  /// Who or what: "shm" (a bus error: /dev/shm), "oom" (the kernel's OOM killer), "outside"
+  /// (sent from outside the program), "crash" (the worker's own fault), "shutdown" (while the
+  /// program shut it down).
+  std::string cause;
+  std::optional<std::size_t> shutdown_event;  ///< The hook's `_shutdown_workers` of its iterator before it.
+  std::string sentence;                       ///< What the summary says of it.
+};
+
 /// Every check of the table, in its order, with nothing found yet.
 std::vector<Check> unfound_checks();
 
@@ -72,6 +84,9 @@ struct Findings {
   int respawns_without_cause = 0;  ///< Respawns whose old workers the hook did not see stopped.
   /// The loop's waits for data (the input_wait check's measure, which its summary and JSON show).
   InputWait input_wait;
+  /// The workers killed by a signal, each with its evidence (the worker_deaths check's, which
+  /// the JSON shows).
+  std::vector<WorkerDeath> worker_deaths;
 
   /// The check named `name`; throws std::logic_error where the table has none of that name.
   const Check& check(const std::string& name) const;

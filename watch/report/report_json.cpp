@@ -169,6 +169,41 @@ nlohmann::json input_wait_json(const WatchReport& report) {
           {"passes", passes}};
 }
 
+/// Each worker killed by a signal, with the evidence its verdict reads.
+nlohmann::json worker_deaths_json(const WatchReport& report) {
+  nlohmann::json deaths = nlohmann::json::array();
+  for (const WorkerDeath& death : report.findings.worker_deaths) {
+    const ProcessRecord& worker = report.result.processes[death.record];
+    const DeathEvidence& evidence = worker.evidence;
+    nlohmann::json oom = nlohmann::json::array();
+    for (const OomCount& count : evidence.oom) {
+      oom.push_back({{"source", count.source}, {"before", count.before}, {"at_exit", count.at_exit}});
+    }
+    nlohmann::json shm;
+    if (evidence.shm) {
+      shm = {{"t", relative(report, evidence.shm->time_s)},
+             {"used_bytes", evidence.shm->used_bytes},
+             {"size_bytes", evidence.shm->size_bytes}};
+    }
+    nlohmann::json shutdown_t;
+    if (death.shutdown_event) shutdown_t = relative(report, report.python.events[*death.shutdown_event].time_s);
+    deaths.push_back({{"pid", worker.pid},
+                      {"loader", worker.loader_key},
+                      {"t", relative(report, *worker.end_s)},
+                      {"signal", death.signal},
+                      {"cause", death.cause},
+                      {"rss_bytes", optional_json(evidence.rss_bytes)},
+                      {"tree_rss_bytes", optional_json(evidence.tree_rss_bytes)},
+                      {"sampled_t", evidence.sampled_s ? nlohmann::json(relative(report, *evidence.sampled_s))
+                                                       : nlohmann::json()},
+                      {"shm", shm},
+                      {"oom_kill", oom},
+                      {"shutdown_t", shutdown_t},
+                      {"sentence", death.sentence}});
+  }
+  return deaths;
+}
+
 }  // namespace
 
 nlohmann::json report_json(const WatchReport& report) {
@@ -253,6 +288,7 @@ nlohmann::json report_json(const WatchReport& report) {
           {"checks", checks_json(report)},
           {"python", python_json(report)},
           {"input_wait", input_wait_json(report)},
+          {"worker_deaths", worker_deaths_json(report)},
           {"verdict", verdict(report)},
           {"findings", finding_verdicts(report)}};
 }

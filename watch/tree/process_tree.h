@@ -14,6 +14,7 @@
 #include "harness/sys/proc_stat.h"
 #include "harness/sys/unique_fd.h"
 #include "watch/tree/process_record.h"
+#include "watch/tree/resource_sampler.h"
 
 namespace dlreset::watch {
 
@@ -42,7 +43,7 @@ class ProcessTree {
   /// /proc gives in clock ticks.
   void on_discovered(pid_t pid, const sys::ProcStat& stat, double not_before_s);
 
-  /// Reads every live member's CPU time and notices the forks that ran exec since the last look
+  /// Reads every live member's CPU time and resources (resource_sampler.h) and notices the forks that ran exec since the last look
   /// (then reads their command line).
   void sample(double now_s);
   /// Walks all of /proc: adds the live members' descendants the tree does not know, and ends
@@ -64,6 +65,8 @@ class ProcessTree {
   struct Member {
     sys::UniqueFd stat_fd;
     sys::UniqueFd pid_fd;
+    sys::UniqueFd statm_fd;
+    std::string oom_file;  ///< Its memory cgroup's OOM-kill count (memory_cgroup_oom_file()).
   };
   ProcessRecord& add(pid_t pid, pid_t parent, double start_s);
 
@@ -73,6 +76,7 @@ class ProcessTree {
   std::vector<ProcessRecord> records_;
   std::map<pid_t, std::size_t> index_;  ///< pid -> its newest record in records_.
   std::map<pid_t, Member> live_;
+  ResourceSampler resources_;
   std::uint64_t changes_ = 0;
 };
 
