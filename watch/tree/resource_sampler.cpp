@@ -87,6 +87,7 @@ void ResourceSampler::sample_member(pid_t pid, int statm_fd, const std::string& 
     sample.mount_ns = {ns.st_dev, ns.st_ino};
     if (shm_this_tick_.insert(sample.mount_ns).second) {
       struct statvfs fs {};
+      ++shm_reads_;
       if (::statvfs((proc + "/root/dev/shm").c_str(), &fs) == 0 && fs.f_blocks > 0) {
         const std::uint64_t block = fs.f_frsize != 0 ? fs.f_frsize : fs.f_bsize;
         shm_[sample.mount_ns] = {tick_s_, (fs.f_blocks - fs.f_bfree) * block, fs.f_blocks * block};

@@ -37,6 +37,8 @@ class ResourceSampler {
   /// What was last seen of `pid` before its end, reported now; the OOM-kill counts are read again.
   /// Forgets it.
   DeathEvidence at_exit(pid_t pid, const std::string& oom_file);
+  /// How many times `/dev/shm` was read (statvfs): once a mount namespace a tick.
+  long shm_reads() const { return shm_reads_; }
 
  private:
   struct MemberSample {
@@ -67,6 +69,7 @@ class ResourceSampler {
   std::uint64_t tree_rss_bytes_ = 0;  ///< The last whole tick's sum.
   std::uint64_t tick_rss_bytes_ = 0;  ///< This tick's, as it is summed.
   bool ticked_ = false;
+  long shm_reads_ = 0;
 };
 
 }  // namespace dlreset::watch

@@ -96,8 +96,9 @@ std::string shm_words(const DeathEvidence& evidence, double end_s) {
   }
   const ShmUse& shm = *evidence.shm;
   const double full = static_cast<double>(shm.used_bytes) / static_cast<double>(shm.size_bytes);
-  const std::string use = fmt::format("`/dev/shm` was {:.0f}% full ({} of {}) {:.2f} s before", full * 100.0,
-                                      size_words(shm.used_bytes), size_words(shm.size_bytes), end_s - shm.time_s);
+  const auto mib = [](std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); };
+  const std::string use = fmt::format("`/dev/shm` was {:.0f}% full ({:.3g} of {:.3g} MiB) {:.2f} s before",
+                                      full * 100.0, mib(shm.used_bytes), mib(shm.size_bytes), end_s - shm.time_s);
   const char* fix = "give the container more shared memory or use fewer workers or smaller batches";
   if (full >= kShmFull) return fmt::format("{}: the batches in flight do not fit; {}", use, fix);
   return fmt::format("{}, and a batch being written fills what is left: a bus error in a worker is most often "
