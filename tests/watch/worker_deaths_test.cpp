@@ -1,16 +1,18 @@
 // The worker_deaths check on made-up trees and evidence: what a worker killed by a signal is said
 // to have run out of, or who sent the signal, and that torch's own shutdown is no death; and the
 // resource sampler behind it on real children.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/watch/made_up_tree.h"
@@ -117,9 +119,10 @@ TEST(WorkerDeaths, ASigkillWhileTheOomKillCountRoseIsTheOomKiller) {
   const Findings findings = find({worker(201, 10.0, killed_by(SIGKILL), oom_evidence(0, 1))});
   ASSERT_EQ(findings.check("worker_deaths").count, 1);
   EXPECT_EQ(findings.worker_deaths[0].cause, "oom");
-  EXPECT_THAT(findings.check("worker_deaths").details[0],
-              HasSubstr("by the kernel's OOM killer: the OOM-kill count in /sys/fs/cgroup/memory/job/memory.oom_control "
-                        "rose from 0 to 1; its last sampled memory was 512 MiB, the tree's 2 GiB"));
+  EXPECT_THAT(
+      findings.check("worker_deaths").details[0],
+      HasSubstr("by the kernel's OOM killer: the OOM-kill count in /sys/fs/cgroup/memory/job/memory.oom_control "
+                "rose from 0 to 1; its last sampled memory was 512 MiB, the tree's 2 GiB"));
 }
 
 TEST(WorkerDeaths, ASigkillWhileNoOomKillCountRoseCameFromOutside) {
@@ -142,9 +145,9 @@ TEST(WorkerDeaths, TorchsOwnShutdownAndExitsAreNoDeaths) {
   // The program's shutdown ended one with SIGTERM (a worker slow to stop), the other left by
   // itself; a later pass's worker ended with the program's exit (multiprocessing terminates
   // the daemonic workers still alive).
-  const Findings findings = find({worker(201, 10.0, killed_by(SIGTERM)), worker(202, 5.2, exited(0)),
-                                  worker(203, 99.0, killed_by(SIGTERM))},
-                                 {shutdown_at(5.0)});
+  const Findings findings =
+      find({worker(201, 10.0, killed_by(SIGTERM)), worker(202, 5.2, exited(0)), worker(203, 99.0, killed_by(SIGTERM))},
+           {shutdown_at(5.0)});
   EXPECT_EQ(findings.check("worker_deaths").count, 0);
   EXPECT_EQ(findings.worker_deaths.size(), 0u);
 }
@@ -158,10 +161,9 @@ TEST(WorkerDeaths, ASigtermNobodyInTheProgramSentCameFromOutside) {
 }
 
 TEST(WorkerDeaths, EachDeathIsCountedWithItsOwnCause) {
-  const Findings findings =
-      find({worker(201, 10.0, killed_by(SIGSEGV)), worker(202, 11.0, killed_by(SIGINT)),
-            worker(203, 12.0, killed_by(SIGBUS), shm_evidence(1 * kMiB, 64 * kMiB))},
-           {shutdown_at(10.5)});
+  const Findings findings = find({worker(201, 10.0, killed_by(SIGSEGV)), worker(202, 11.0, killed_by(SIGINT)),
+                                  worker(203, 12.0, killed_by(SIGBUS), shm_evidence(1 * kMiB, 64 * kMiB))},
+                                 {shutdown_at(10.5)});
   ASSERT_EQ(findings.check("worker_deaths").count, 3);
   std::vector<std::string> causes;
   for (const WorkerDeath& death : findings.worker_deaths) causes.push_back(death.cause);

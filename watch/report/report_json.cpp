@@ -194,8 +194,8 @@ nlohmann::json worker_deaths_json(const WatchReport& report) {
                       {"cause", death.cause},
                       {"rss_bytes", optional_json(evidence.rss_bytes)},
                       {"tree_rss_bytes", optional_json(evidence.tree_rss_bytes)},
-                      {"sampled_t", evidence.sampled_s ? nlohmann::json(relative(report, *evidence.sampled_s))
-                                                       : nlohmann::json()},
+                      {"sampled_t",
+                       evidence.sampled_s ? nlohmann::json(relative(report, *evidence.sampled_s)) : nlohmann::json()},
                       {"shm", shm},
                       {"oom_kill", oom},
                       {"shutdown_t", shutdown_t},

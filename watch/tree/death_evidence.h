@@ -19,9 +19,9 @@ struct ShmUse {
 
 /// One count of the kernel's OOM kills, read before a process's end and at its end.
 struct OomCount {
-  std::string source;      ///< "/proc/vmstat", or the cgroup's file: ".../memory.events".
-  long before = 0;         ///< At the sample before the last one before the end (or the first).
-  long at_exit = 0;        ///< Read again as the end was reported.
+  std::string source;  ///< "/proc/vmstat", or the cgroup's file: ".../memory.events".
+  long before = 0;     ///< At the sample before the last one before the end (or the first).
+  long at_exit = 0;    ///< Read again as the end was reported.
   bool rose() const { return at_exit > before; }
 };
 

@@ -43,8 +43,8 @@ class ProcessTree {
   /// /proc gives in clock ticks.
   void on_discovered(pid_t pid, const sys::ProcStat& stat, double not_before_s);
 
-  /// Reads every live member's CPU time and resources (resource_sampler.h) and notices the forks that ran exec since the last look
-  /// (then reads their command line).
+  /// Reads every live member's CPU time and resources (resource_sampler.h) and notices the forks that ran exec since
+  /// the last look (then reads their command line).
   void sample(double now_s);
   /// Walks all of /proc: adds the live members' descendants the tree does not know, and ends
   /// the members that are gone. `at_attach`: the descendants found were running before the

@@ -1,11 +1,11 @@
 #include "watch/tree/resource_sampler.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 namespace dlreset::watch {
@@ -14,12 +14,16 @@ namespace {
 
 constexpr const char* kVmstat = "/proc/vmstat";
 
+/// A /proc or /sys file whole, with plain reads: this runs at every tick.
 std::string read_small_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return "";
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::string text;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buffer[8192];
+  for (ssize_t got = 0; (got = ::read(fd, buffer, sizeof buffer)) > 0;)
+    text.append(buffer, static_cast<std::size_t>(got));
+  ::close(fd);
+  return text;
 }
 
 long read_oom_kill(const std::string& file) { return parse_oom_kill(read_small_file(file)); }
@@ -27,11 +31,8 @@ long read_oom_kill(const std::string& file) { return parse_oom_kill(read_small_f
 }  // namespace
 
 long parse_oom_kill(const std::string& text) {
-  std::istringstream lines(text);
-  std::string name;
-  long value = 0;
-  while (lines >> name >> value) {
-    if (name == "oom_kill") return value;
+  for (std::size_t at = text.find("oom_kill "); at != std::string::npos; at = text.find("oom_kill ", at + 1)) {
+    if (at == 0 || text[at - 1] == '\n') return std::strtol(text.c_str() + at + 9, nullptr, 10);
   }
   return -1;
 }
@@ -121,9 +122,12 @@ OomCount ResourceSampler::count_now(const std::string& file, long sampled_before
   const auto found = counters_.find(file);
   // Else the count two ticks back: a kill between the last tick and the exit's report, or just
   // before that tick, still shows as a rise.
-  if (sampled_before >= 0) count.before = sampled_before;
-  else if (found != counters_.end()) count.before = found->second.previous >= 0 ? found->second.previous : found->second.last;
-  else count.before = count.at_exit;
+  if (sampled_before >= 0)
+    count.before = sampled_before;
+  else if (found != counters_.end())
+    count.before = found->second.previous >= 0 ? found->second.previous : found->second.last;
+  else
+    count.before = count.at_exit;
   return count;
 }
 
@@ -142,7 +146,8 @@ DeathEvidence ResourceSampler::at_exit(pid_t pid, const std::string& oom_file) {
     if (shm != shm_.end()) evidence.shm = shm->second;
     members_.erase(member);
   }
-  for (const auto& [file, sampled_before] : {std::pair(std::string(kVmstat), before.first), std::pair(oom_file, before.second)}) {
+  for (const auto& [file, sampled_before] :
+       {std::pair(std::string(kVmstat), before.first), std::pair(oom_file, before.second)}) {
     if (file.empty()) continue;
     OomCount count = count_now(file, sampled_before);
     if (count.at_exit >= 0 && count.before >= 0) evidence.oom.push_back(count);

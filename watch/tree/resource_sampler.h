@@ -65,7 +65,7 @@ class ResourceSampler {
   std::set<std::pair<dev_t, ino_t>> shm_this_tick_;
   std::map<std::string, Counter> counters_;  ///< By file; "/proc/vmstat" always.
   std::set<std::string> files_this_tick_;
-  std::set<pid_t> whole_this_tick_;  ///< The members whose memory read as more than 0 this tick.
+  std::set<pid_t> whole_this_tick_;   ///< The members whose memory read as more than 0 this tick.
   std::uint64_t tree_rss_bytes_ = 0;  ///< The last whole tick's sum.
   std::uint64_t tick_rss_bytes_ = 0;  ///< This tick's, as it is summed.
   bool ticked_ = false;

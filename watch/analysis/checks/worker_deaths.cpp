@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "watch/analysis/checks/checks.h"
 #include "watch/analysis/wording.h"
@@ -63,8 +64,8 @@ std::optional<std::size_t> shutdown_before(const PythonView& python, const Proce
   for (std::size_t i = 0; i < python.events.size(); ++i) {
     const HookEvent& event = python.events[i];
     if (event.kind != HookEventKind::workers_shutdown || event.time_s > time_s) continue;
-    const bool its_iterator = !worker.iterator_key.empty() &&
-                              fmt::format("{}:{}", event.pid, event.iterator) == worker.iterator_key;
+    const bool its_iterator =
+        !worker.iterator_key.empty() && fmt::format("{}:{}", event.pid, event.iterator) == worker.iterator_key;
     bool its_pid = false;
     for (const pid_t pid : event.worker_pids) its_pid = its_pid || pid == worker.pid;
     if (its_iterator || its_pid) found = i;
@@ -134,10 +135,10 @@ std::optional<WorkerDeath> judge(const CheckInput& input, std::size_t index, int
   death.shutdown_event = shutdown_before(input.python, worker, end_s);
   // "812:L1": L1 of pid 812.
   const std::size_t colon = worker.loader_key.find(':');
-  const std::string loader = colon == std::string::npos
-                                 ? ""
-                                 : fmt::format(" of {} of pid {}", worker.loader_key.substr(colon + 1),
-                                               worker.loader_key.substr(0, colon));
+  const std::string loader =
+      colon == std::string::npos
+          ? ""
+          : fmt::format(" of {} of pid {}", worker.loader_key.substr(colon + 1), worker.loader_key.substr(0, colon));
   const std::string who = fmt::format("worker {}{} was killed by {} at {}", worker.pid, loader, signal_name(signal),
                                       seconds(end_s - input.result.origin_s));
   const DeathEvidence& evidence = worker.evidence;
@@ -150,8 +151,8 @@ std::optional<WorkerDeath> judge(const CheckInput& input, std::size_t index, int
     const auto [oom, words] = oom_words(evidence);
     death.cause = oom ? "oom" : "outside";
     death.sentence = fmt::format("{}{} {}; {}", who, oom ? " by" : ",", words, memory_words(evidence));
-    if (!oom && !evidence.oom.empty()) death.sentence = who + " from outside the program, " + words + "; " +
-                                                        memory_words(evidence);
+    if (!oom && !evidence.oom.empty())
+      death.sentence = who + " from outside the program, " + words + "; " + memory_words(evidence);
   } else if (death.shutdown_event) {
     death.cause = "shutdown";
     death.sentence = fmt::format("{}, {:.2f} s after the program shut its workers down (`_shutdown_workers`)", who,
