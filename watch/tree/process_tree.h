@@ -66,7 +66,8 @@ class ProcessTree {
     sys::UniqueFd stat_fd;
     sys::UniqueFd pid_fd;
     sys::UniqueFd statm_fd;
-    std::string oom_file;  ///< Its memory cgroup's OOM-kill count (memory_cgroup_oom_file()).
+    std::string oom_file;         ///< Its memory cgroup's OOM-kill count (memory_cgroup_oom_file()).
+    bool oom_file_known = false;  ///< oom_file was looked for since its fork or its last exec.
   };
   ProcessRecord& add(pid_t pid, pid_t parent, double start_s);
 

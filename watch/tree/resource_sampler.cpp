@@ -131,7 +131,7 @@ OomCount ResourceSampler::count_now(const std::string& file, long sampled_before
   return count;
 }
 
-DeathEvidence ResourceSampler::at_exit(pid_t pid, const std::string& oom_file) {
+DeathEvidence ResourceSampler::at_exit(pid_t pid, const std::string& oom_file, bool read_oom) {
   DeathEvidence evidence;
   const auto member = members_.find(pid);
   std::pair<long, long> before{-1, -1};
@@ -146,6 +146,7 @@ DeathEvidence ResourceSampler::at_exit(pid_t pid, const std::string& oom_file) {
     if (shm != shm_.end()) evidence.shm = shm->second;
     members_.erase(member);
   }
+  if (!read_oom) return evidence;
   for (const auto& [file, sampled_before] :
        {std::pair(std::string(kVmstat), before.first), std::pair(oom_file, before.second)}) {
     if (file.empty()) continue;

@@ -34,9 +34,9 @@ class ResourceSampler {
   void sample_member(pid_t pid, int statm_fd, const std::string& oom_file);
   /// Ends the tick: the tree's memory, and each OOM-kill count once (kept with each member sampled).
   void end_tick();
-  /// What was last seen of `pid` before its end, reported now; the OOM-kill counts are read again.
-  /// Forgets it.
-  DeathEvidence at_exit(pid_t pid, const std::string& oom_file);
+  /// What was last seen of `pid` before its end, reported now; with `read_oom`, the OOM-kill
+  /// counts are read again. Forgets it.
+  DeathEvidence at_exit(pid_t pid, const std::string& oom_file, bool read_oom = true);
   /// How many times `/dev/shm` was read (statvfs): once a mount namespace a tick.
   long shm_reads() const { return shm_reads_; }
 
