@@ -21,7 +21,7 @@ import sys
 import time
 
 import torch
-from torch.utils.data import Dataset
+from torch.utils.data import Dataset, get_worker_info
 
 from bug_common import parse_args, worker_loader
 
@@ -30,10 +30,11 @@ class Sized(Dataset):
     """Sample i: a float32 tensor of `numel` elements; in the oom case a worker first takes
     `hog_bytes` of memory and touches all of it."""
 
-    def __init__(self, numel, hog_bytes=0, size=64):
+    def __init__(self, numel, hog_bytes=0, size=64, one_at_a_time=False):
         self.numel = numel
         self.hog_bytes = hog_bytes
         self.size = size
+        self.one_at_a_time = one_at_a_time
 
     def __len__(self):
         return self.size
@@ -42,7 +43,10 @@ class Sized(Dataset):
         if self.hog_bytes and index == 0:
             hog = bytearray(self.hog_bytes)  # zero-filled: every page is touched
             hog[-1] = 1
-        time.sleep(0.02)
+        worker = get_worker_info()
+        # Worker 1 waits while worker 0 fills /dev/shm, and on past torch's 5 s wait for it to
+        # stop, which then ends it with SIGTERM: one worker dies, not whichever did first.
+        time.sleep(10.0 if self.one_at_a_time and worker is not None and worker.id == 1 else 0.02)
         return torch.full((self.numel,), float(index))
 
 
@@ -59,7 +63,7 @@ def main():
         numel = 1024 * 1024  # 4 MiB a sample
     if case == "oom":
         hog = (8 << 20) if args.fixed else (1 << 30)
-    loader = worker_loader(Sized(numel, hog), batch_size=1)
+    loader = worker_loader(Sized(numel, hog, one_at_a_time=case == "shm" and not args.fixed), batch_size=1)
     try:
         for epoch in range(args.epochs):
             print(f"Epoch {epoch}", flush=True)
