@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Makes every figure and table of docs/results.md from scratch on this machine, into OUTDIR
 # (default out/figures): a Release build, the benchmark families, the dlreset run sweep, the
-# plots, and report.md with the tables and targets. It took 14.5 minutes on a 2-core machine
-# before the shared-memory rows and the parity sweep were added; those add to it, and the whole
-# script has not been timed since. Plus the Release build the first time. Run it on an otherwise idle machine: ratios are measured
-# side by side, but a busy machine still widens every range.
+# plots (wait.png among them: where each fit's time went, as ci/demo.sh draws it), and report.md
+# with the tables and targets. It took 14.5 minutes on a 2-core machine before the shared-memory
+# rows and the parity sweep were added; those add to it, and the whole script has not been timed
+# since. Plus the Release build the first time. Run it on an otherwise idle machine: ratios are
+# measured side by side, but a busy machine still widens every range.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-out/figures}"
@@ -48,6 +49,7 @@ echo "== Figures and tables"
 "$python" plots/plot_workers.py "$out/sweep.json" --out "$out/workers_vs_time"
 "$python" plots/plot_workers.py "$out/bench-fit.json" --out "$out/bench_workers_vs_time"
 "$python" plots/plot_epochs.py "$out/sweep.json" --workers 2,4 --out "$out/epochs"
+"$python" plots/plot_wait.py "$out/sweep.json" --out "$out/wait"
 "$python" plots/plot_ranks.py "$out/sweep-ranks.json" --out "$out/ranks"
 for start in fork spawn; do
   "$python" plots/plot_timeline.py "$out/events/events-buggy-$start-w2-r0.json" \
@@ -55,4 +57,5 @@ for start in fork spawn; do
 done
 "$python" plots/report.py --cores "$(nproc)" "$out/bench-loader.json" "$out/bench-fit.json" \
   "$out/sweep.json" "$out/sweep-parity.json" "$out/sweep-ranks.json" > "$out/report.md"
-echo "Wrote $out/report.md and the figures in $out/."
+echo "Wrote $out/report.md and the figures in $out/: workers_vs_time, bench_workers_vs_time, epochs, wait,"
+echo "ranks, timeline-fork and timeline-spawn (each .png and .svg)."

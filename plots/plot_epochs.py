@@ -28,13 +28,7 @@ def reports_of(path):
     unusable = (f"'{path}' is neither a sweep (plots/sweep.py) nor a report from `dlreset run "
                 "--json`; pass one of those (timelines from --events and benchmark files hold no "
                 "per-epoch times).")
-    doc = plotstyle.load_checked(path, ("dlreset.sweep", "dlreset.run"), unusable)
-    if isinstance(doc, dict) and isinstance(doc.get("runs"), list):
-        reports = doc["runs"]
-    elif isinstance(doc, dict) and "variant" in doc and "epoch_s" in doc:
-        reports = [doc]
-    else:
-        raise InputError(unusable)
+    reports = plotstyle.run_reports(path, unusable, "epoch_s")
     for report in reports:
         missing = [f for f in ("variant", "workers", "start_method", "persistent_workers", "epoch_s")
                    if f not in report]
@@ -69,13 +63,11 @@ def main(argv=None):
         epilog="example:\n  /usr/bin/python3 plots/plot_epochs.py out/sweep.json --workers 2,4 "
                "--start-methods fork --out out/epochs")
     parser.add_argument("inputs", nargs="+", metavar="FILE", help="sweep JSON or dlreset run report")
-    parser.add_argument("--out", required=True, metavar="PREFIX", help="writes PREFIX.png and PREFIX.svg")
+    plotstyle.add_figure_arguments(parser, "Seconds per epoch")
     parser.add_argument("--workers", metavar="LIST", help="keep only these worker counts, e.g. 2,4")
     parser.add_argument("--start-methods", metavar="LIST",
                         help="keep only these start methods, e.g. fork (0-worker runs are kept)")
     parser.add_argument("--variants", metavar="LIST", help="keep only these variants, e.g. buggy,fixed")
-    parser.add_argument("--title", default="Seconds per epoch",
-                        help="the figure's title (default: %(default)s)")
     args = parser.parse_args(argv)
 
     try:

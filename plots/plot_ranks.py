@@ -87,8 +87,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="plot_ranks.py", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sweep", metavar="SWEEP", help="a sweep from plots/sweep.py with --ranks")
-    parser.add_argument("--out", required=True, metavar="PREFIX", help="writes PREFIX.png and PREFIX.svg")
-    parser.add_argument("--title", default="Lightning 1.5.0 across ranks: ranks × W workers restart every epoch")
+    plotstyle.add_figure_arguments(parser, "Lightning 1.5.0 across ranks: ranks × W workers restart every epoch")
     args = parser.parse_args(argv)
     try:
         points, settings, machine = load(args.sweep)

@@ -359,9 +359,7 @@ def main(argv=None):
                "  build/bin/dlreset run --variant fixed --events out/fixed.json\n"
                "  /usr/bin/python3 plots/plot_timeline.py out/buggy.json out/fixed.json --out out/timeline")
     parser.add_argument("inputs", nargs="+", metavar="FILE", help="timelines from dlreset run --events")
-    parser.add_argument("--out", required=True, metavar="PREFIX", help="writes PREFIX.png and PREFIX.svg")
-    parser.add_argument("--title", default="DataLoader workers over one fit",
-                        help="the figure's title (default: %(default)s)")
+    plotstyle.add_figure_arguments(parser, "DataLoader workers over one fit")
     args = parser.parse_args(argv)
     try:
         runs = load_runs(args.inputs)

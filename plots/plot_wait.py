@@ -40,13 +40,7 @@ DATA_TIME_FIELDS = ("wait_s", "step_s", "wait_at_start_new_workers_s", "wait_at_
 def reports_of(path):
     unusable = (f"'{path}' is neither a sweep (plots/sweep.py) nor a report from `dlreset run "
                 "--json`; pass one of those.")
-    doc = plotstyle.load_checked(path, ("dlreset.sweep", "dlreset.run"), unusable)
-    if isinstance(doc, dict) and isinstance(doc.get("runs"), list):
-        reports = doc["runs"]
-    elif isinstance(doc, dict) and "variant" in doc and "total_s" in doc:
-        reports = [doc]
-    else:
-        raise InputError(unusable)
+    reports = plotstyle.run_reports(path, unusable, "total_s")
     for report in reports:
         data_time = report.get("data_time")
         if not isinstance(data_time, dict) or any(f not in data_time for f in DATA_TIME_FIELDS):
@@ -80,9 +74,7 @@ def main(argv=None):
         prog="plot_wait.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="example:\n  /usr/bin/python3 plots/plot_wait.py out/sweep.json --out out/wait")
     parser.add_argument("inputs", nargs="+", metavar="FILE", help="sweep JSON or dlreset run report")
-    parser.add_argument("--out", required=True, metavar="PREFIX", help="writes PREFIX.png and PREFIX.svg")
-    parser.add_argument("--title", default="Where the fit's time went: more workers, more waiting in 1.5.0",
-                        help="the figure's title (default: %(default)s)")
+    plotstyle.add_figure_arguments(parser, "Where the fit's time went: more workers, more waiting in 1.5.0")
     args = parser.parse_args(argv)
     try:
         reports = [r for path in args.inputs for r in reports_of(path)]

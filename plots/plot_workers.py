@@ -265,10 +265,7 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("inputs", nargs="+", metavar="FILE",
                         help="sweep JSON, Google Benchmark JSON or dlreset run report")
-    parser.add_argument("--out", required=True, metavar="PREFIX",
-                        help="writes PREFIX.png and PREFIX.svg")
-    parser.add_argument("--title", default="Whole fit time vs DataLoader workers",
-                        help="the figure's title (default: %(default)s)")
+    plotstyle.add_figure_arguments(parser, "Whole fit time vs DataLoader workers")
     args = parser.parse_args(argv)
     try:
         samples, workload, machines = load(args.inputs)

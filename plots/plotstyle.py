@@ -1,4 +1,5 @@
-"""What every dlreset figure shares: the look, the colour of each variant, and saving.
+"""What every dlreset figure shares: the look, the colour of each variant, saving, the options
+every script takes, and reading dlreset's JSON.
 
 The figures are meant to be projected in a workshop, so fonts are large and lines thick, and
 every variant keeps one colour (from Okabe and Ito's colour-blind-safe palette), one marker and
@@ -93,6 +94,12 @@ def variant_order(variant):
     return (VARIANTS.index(variant), variant) if variant in VARIANTS else (len(VARIANTS), variant)
 
 
+def add_figure_arguments(parser, title):
+    """--out and --title, as every figure script takes them; `title` is the script's default."""
+    parser.add_argument("--out", required=True, metavar="PREFIX", help="writes PREFIX.png and PREFIX.svg")
+    parser.add_argument("--title", default=title, help="the figure's title (default: %(default)s)")
+
+
 def save(fig, prefix):
     """Writes PREFIX.png and PREFIX.svg and returns their paths."""
     directory = os.path.dirname(prefix)
@@ -146,6 +153,18 @@ def load_checked(path, accepted, rejection):
     doc = load_json(path)
     check_schema(doc, path, accepted, rejection)
     return doc
+
+
+def run_reports(path, unusable, field):
+    """The runs in `path`: a sweep's (plots/sweep.py), or the one report `dlreset run --json`
+    wrote, known by `field`, which the script reads; InputError with the script's `unusable`
+    sentence for anything else."""
+    doc = load_checked(path, ("dlreset.sweep", "dlreset.run"), unusable)
+    if isinstance(doc, dict) and isinstance(doc.get("runs"), list):
+        return doc["runs"]
+    if isinstance(doc, dict) and "variant" in doc and field in doc:
+        return [doc]
+    raise InputError(unusable)
 
 
 def load_json(path):

@@ -23,6 +23,7 @@ LoaderReport report_of(data::DataLoader& loader, const std::vector<trace::Event>
   for (const data::PassTimes& pass : loader.passes()) {
     if (pass.iter_called_s >= fit_start_s) report.passes.push_back(pass);
   }
+  report.gaps = epoch_gaps_of(report.passes, events, loader.name());
   return report;
 }
 

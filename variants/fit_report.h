@@ -3,11 +3,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "harness/data/data_loader.h"
 #include "harness/trace/event_log.h"
 #include "variants/data_time.h"
+#include "variants/epoch_gap.h"
 #include "variants/run_recorder.h"
 #include "variants/variant.h"
 
@@ -21,6 +23,9 @@ struct LoaderReport {
   bool iterator_null_at_end = false;    ///< The loader's `_iterator` after the fit returned.
   /// Every pass of the loader during the fit, in order: where its time went.
   std::vector<data::PassTimes> passes;
+  /// The epoch gap before each pass, one for each of `passes` (epoch_gaps_of): none before the
+  /// first.
+  std::vector<std::optional<EpochGap>> gaps;
 };
 
 struct FitReport {

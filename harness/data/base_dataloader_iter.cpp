@@ -44,23 +44,19 @@ void BaseDataLoaderIter::throw_if_stopped() const {
   detail::throw_if_a_worker_died(own_worker_pool());
 }
 
-std::optional<RawBatch> BaseDataLoaderIter::next_raw() {
+template <typename Fetched>
+std::optional<Fetched> BaseDataLoaderIter::next_counted(std::optional<Fetched> (BaseDataLoaderIter::*fetch)()) {
   const double called_s = trace::monotonic_now_s();
   throw_if_stopped();
-  std::optional<RawBatch> batch = next_data();
+  std::optional<Fetched> batch = (this->*fetch)();
   num_yielded_ += batch ? 1 : 0;
   account_next(called_s, batch.has_value());
   return batch;
 }
 
-std::optional<Batch> BaseDataLoaderIter::next() {
-  const double called_s = trace::monotonic_now_s();
-  throw_if_stopped();
-  std::optional<Batch> batch = next_batch();
-  num_yielded_ += batch ? 1 : 0;
-  account_next(called_s, batch.has_value());
-  return batch;
-}
+std::optional<RawBatch> BaseDataLoaderIter::next_raw() { return next_counted(&BaseDataLoaderIter::next_data); }
+
+std::optional<Batch> BaseDataLoaderIter::next() { return next_counted(&BaseDataLoaderIter::next_batch); }
 
 void BaseDataLoaderIter::begin_pass(double iter_called_s, PassStart start) {
   PassTimes pass;
@@ -96,6 +92,7 @@ void BaseDataLoaderIter::account_next(double called_s, bool batch) {
     pass.wait_at_start_s = returned_s - called_s;
   }
   last_return_s_ = returned_s;
+  pass.last_batch_returned_s = returned_s;
 }
 
 std::optional<Batch> BaseDataLoaderIter::next_batch() {

@@ -68,6 +68,11 @@ class BaseDataLoaderIter : public BatchIterator {
   std::shared_ptr<LoaderState> state_;
 
  private:
+  /// `__next__` around `fetch` (next_data or next_batch): the checks before every batch, the
+  /// count of batches handed out and the pass's times, the same whichever kind of batch it
+  /// fetches.
+  template <typename Fetched>
+  std::optional<Fetched> next_counted(std::optional<Fetched> (BaseDataLoaderIter::*fetch)());
   /// Adds one next() call, made at `called_s`, to the current pass; `batch`: it returned one.
   void account_next(double called_s, bool batch);
 

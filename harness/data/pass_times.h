@@ -25,6 +25,10 @@ struct PassTimes {
   double iter_s = 0.0;
   /// From iter() to the first batch's return (iter_s included); 0 while none has come.
   double first_batch_s = 0.0;
+  /// Monotonic clock when the pass's latest batch returned (its last, once the pass is over);
+  /// 0 while none has come. The clock read that ends the wait, kept: from it to the next
+  /// pass's first batch runs the epoch gap (variants/epoch_gap.h).
+  double last_batch_returned_s = 0.0;
   /// wait: inside next(), from the call to the return of a batch or of the end.
   double wait_s = 0.0;
   /// The part of wait_s spent in the next() call that returned the first batch: the wait "at

@@ -49,9 +49,13 @@ void expect_whole_passes(const DataLoader& loader) {
     EXPECT_GE(pass.first_batch_s, pass.iter_s) << "pass " << p << ": the first batch counts from iter()";
     EXPECT_LE(pass.wait_at_start_s, pass.wait_s) << "pass " << p;
     EXPECT_NEAR(pass.steady_wait_s() + pass.wait_at_start_s, pass.wait_s, 1e-12) << "pass " << p;
+    EXPECT_GT(pass.last_batch_returned_s, pass.iter_called_s + pass.first_batch_s)
+        << "pass " << p << ": its last batch came after its first";
   }
   for (std::size_t p = 1; p < loader.passes().size(); ++p) {
     EXPECT_GT(loader.passes()[p].iter_called_s, loader.passes()[p - 1].iter_called_s) << "pass " << p;
+    // The epoch gap (variants/epoch_gap.h) opens before the next pass begins.
+    EXPECT_LT(loader.passes()[p - 1].last_batch_returned_s, loader.passes()[p].iter_called_s) << "pass " << p;
   }
 }
 

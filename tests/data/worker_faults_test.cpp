@@ -74,11 +74,17 @@ DataLoaderOptions worker_options(StartMethod method, int workers) {
   return options;
 }
 
-/// A loader of 2 persistent workers that has run one epoch and kept them; `pids` gets theirs.
-std::shared_ptr<DataLoader> persistent_loader_after_an_epoch(StartMethod method, std::vector<std::int64_t>* pids) {
+/// The options of a loader of 2 persistent workers: workers that outlive an epoch, to be killed
+/// between two, or to outlive the thread or the loader that started them.
+DataLoaderOptions persistent_options(StartMethod method) {
   DataLoaderOptions options = worker_options(method, 2);
   options.persistent_workers = true;
-  auto loader = synthetic_loader(20, options);
+  return options;
+}
+
+/// A loader of 2 persistent workers that has run one epoch and kept them; `pids` gets theirs.
+std::shared_ptr<DataLoader> persistent_loader_after_an_epoch(StartMethod method, std::vector<std::int64_t>* pids) {
+  auto loader = synthetic_loader(20, persistent_options(method));
   testing::run_epoch(*loader);
   *pids = testing::worker_pids(loader->iterator().get());
   return loader;
@@ -172,8 +178,7 @@ TEST_P(AnyBackend, LoaderDestroyedMidEpochShutsItsWorkersDownPromptly) {
   {
     SyntheticDatasetOptions dataset;
     dataset.load_work = kBusyLoadWork;
-    DataLoaderOptions options = worker_options(GetParam(), 2);
-    options.persistent_workers = true;
+    DataLoaderOptions options = persistent_options(GetParam());
     auto loader = synthetic_loader(40, options, dataset);
     auto it = loader->iter();
     ASSERT_TRUE(it->next());
@@ -293,8 +298,7 @@ TEST_P(ProcessBackend, WorkerKilledWhileTheHandshakeWaitsForItsAckIsReported) {
   {
     FaultDatasetOptions dataset;
     dataset.hang_at = 2;  // batch 1: worker 1 hangs in epoch 1 and cannot ack the resume
-    DataLoaderOptions options = worker_options(GetParam(), 2);
-    options.persistent_workers = true;
+    DataLoaderOptions options = persistent_options(GetParam());
     auto loader = fault_loader(20, options, dataset);
     auto it = loader->iter();
     ASSERT_TRUE(it->next());
@@ -471,8 +475,7 @@ TEST_P(ProcessBackend, WorkerWhoseForkedChildHoldsItsSocketIsReportedDeadAtOnce)
 /// PR_SET_PDEATHSIG fires when the thread that forked exits, not the process. A persistent
 /// loader first iterated from a short-lived thread must keep its workers for the next epoch.
 TEST_P(ProcessBackend, WorkersOutliveTheThreadThatStartedThem) {
-  DataLoaderOptions options = worker_options(GetParam(), 2);
-  options.persistent_workers = true;
+  DataLoaderOptions options = persistent_options(GetParam());
   auto loader = testing::synthetic_loader(12, options);
   std::size_t first_epoch = 0;
   std::thread([&] { first_epoch = testing::run_epoch(*loader).size(); }).join();
@@ -493,8 +496,7 @@ TEST_P(ProcessBackend, WorkersStartedFromAThreadEndWithTheirProcess) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     ::close(pipe_fds[0]);
-    DataLoaderOptions options = worker_options(GetParam(), 2);
-    options.persistent_workers = true;
+    DataLoaderOptions options = persistent_options(GetParam());
     auto loader = testing::synthetic_loader(12, options);
     std::string pids;
     std::thread([&] {
@@ -851,9 +853,8 @@ std::shared_ptr<BatchIterator> read_three_batches_and_leave_idle(StartMethod met
 }
 
 DataLoaderOptions idle_options(StartMethod method) {
-  DataLoaderOptions options = worker_options(method, 2);
+  DataLoaderOptions options = persistent_options(method);
   options.name = "idle";
-  options.persistent_workers = true;
   return options;
 }
 
@@ -888,6 +889,26 @@ int batches_until_the_idle_death(BatchIterator& it, std::int64_t pid) {
   return batches;
 }
 
+/// Runs `beside(idle_it, killed_pid, other_pids)` while a loader "idle" is alive, read for 3
+/// batches and left (read_three_batches_and_leave_idle): the loader whose worker 1, `killed_pid`,
+/// the tests kill while `beside` reads another. Afterwards the idle loader's workers, and those
+/// `beside` put in `other_pids`, must be gone, and the process as clean as before.
+template <typename Beside>
+void beside_an_idle_loader(StartMethod method, Beside beside) {
+  const ProcessCensus baseline = ProcessCensus::take();
+  std::vector<std::int64_t> idle_pids;
+  std::vector<std::int64_t> other_pids;
+  [&] {
+    auto idle = synthetic_loader(20, idle_options(method));
+    std::shared_ptr<BatchIterator> idle_it = read_three_batches_and_leave_idle(method, *idle, &idle_pids);
+    ASSERT_EQ(idle_pids.size(), 2u);
+    beside(*idle_it, idle_pids[1], other_pids);
+  }();
+  EXPECT_TRUE(testing::wait_until_gone(idle_pids, 3.0).empty()) << "orphaned workers";
+  EXPECT_TRUE(testing::wait_until_gone(other_pids, 3.0).empty()) << "orphaned workers";
+  expect_clean(baseline);
+}
+
 /// Torch 1.13's SIGCHLD handler raises a death of any live worker of any loader in whatever the
 /// main thread does; a real run computes a whole epoch before its idle validation loader
 /// was read again and saw it. Here the death must stop the other loader's very next batch,
@@ -895,13 +916,8 @@ int batches_until_the_idle_death(BatchIterator& it, std::int64_t pid) {
 /// loader goes on afterwards (each death is raised once), and the idle loader raises it too
 /// when it is next read.
 TEST_P(ProcessBackend, AKilledIdleWorkerOfOneLoaderStopsTheReadOfAnother) {
-  const ProcessCensus baseline = ProcessCensus::take();
-  std::vector<std::int64_t> idle_pids;
-  std::vector<std::int64_t> busy_pids;
-  {
-    auto idle = synthetic_loader(20, idle_options(GetParam()));
-    std::shared_ptr<BatchIterator> idle_it = read_three_batches_and_leave_idle(GetParam(), *idle, &idle_pids);
-    ASSERT_EQ(idle_pids.size(), 2u);
+  beside_an_idle_loader(GetParam(), [&](BatchIterator& idle_it, std::int64_t killed,
+                                        std::vector<std::int64_t>& busy_pids) {
     DataLoaderOptions busy_options = worker_options(GetParam(), 2);
     busy_options.name = "busy";
     FaultDatasetOptions work;
@@ -910,36 +926,28 @@ TEST_P(ProcessBackend, AKilledIdleWorkerOfOneLoaderStopsTheReadOfAnother) {
     auto busy_it = busy->iter();
     ASSERT_TRUE(busy_it->next());
     busy_pids = testing::worker_pids(busy_it);
-    ASSERT_NO_FATAL_FAILURE(kill_and_wait_until_seen(idle_pids[1]));
-    EXPECT_EQ(batches_until_the_idle_death(*busy_it, idle_pids[1]), 0);
+    ASSERT_NO_FATAL_FAILURE(kill_and_wait_until_seen(killed));
+    EXPECT_EQ(batches_until_the_idle_death(*busy_it, killed), 0);
     int busy_batches_after_the_report = 0;
     for (int batch = 0; batch < 3 && busy_it->next(); ++batch) ++busy_batches_after_the_report;
     EXPECT_EQ(busy_batches_after_the_report, 3) << "the death was raised once; the busy loader goes on";
     int idle_reports = 0;
     try {
-      while (idle_it->next()) {
+      while (idle_it.next()) {
       }
     } catch (const WorkerDiedError& e) {
       ++idle_reports;
-      expect_idle_worker_killed(e, idle_pids[1]);
+      expect_idle_worker_killed(e, killed);
     }
     EXPECT_EQ(idle_reports, 1) << "the idle loader raises its own worker's death when read";
-  }
-  EXPECT_TRUE(testing::wait_until_gone(idle_pids, 3.0).empty()) << "orphaned workers";
-  EXPECT_TRUE(testing::wait_until_gone(busy_pids, 3.0).empty()) << "orphaned workers";
-  expect_clean(baseline);
+  });
 }
 
 /// The same death while the main thread is blocked waiting for the other loader's batch (its
 /// worker hangs): the watch's descriptor in that wait ends it. The hung loader's timeout (10 s)
 /// is only there so that a wait the death does not end fails the test instead of hanging it.
 TEST_P(ProcessBackend, AKilledIdleWorkerEndsAWaitForAnotherLoadersBatch) {
-  const ProcessCensus baseline = ProcessCensus::take();
-  std::vector<std::int64_t> idle_pids;
-  {
-    auto idle = synthetic_loader(20, idle_options(GetParam()));
-    std::shared_ptr<BatchIterator> idle_it = read_three_batches_and_leave_idle(GetParam(), *idle, &idle_pids);
-    ASSERT_EQ(idle_pids.size(), 2u);
+  beside_an_idle_loader(GetParam(), [&](BatchIterator&, std::int64_t killed, std::vector<std::int64_t>&) {
     FaultDatasetOptions dataset;
     dataset.hang_at = 0;
     DataLoaderOptions hung_options = worker_options(GetParam(), 1);
@@ -947,7 +955,7 @@ TEST_P(ProcessBackend, AKilledIdleWorkerEndsAWaitForAnotherLoadersBatch) {
     hung_options.timeout_s = 10;
     auto hung = fault_loader(8, hung_options, dataset);
     auto hung_it = hung->iter();
-    std::thread killer([pid = idle_pids[1]] {
+    std::thread killer([pid = killed] {
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
       ::kill(static_cast<pid_t>(pid), SIGKILL);
     });
@@ -957,33 +965,24 @@ TEST_P(ProcessBackend, AKilledIdleWorkerEndsAWaitForAnotherLoadersBatch) {
       ADD_FAILURE() << "the hung worker answered";
     } catch (const WorkerDiedError& e) {
       ++deaths_raised;
-      expect_idle_worker_killed(e, idle_pids[1]);
+      expect_idle_worker_killed(e, killed);
     } catch (const DataLoaderTimeoutError& e) {
       ADD_FAILURE() << "the death did not end the wait: " << e.what();
     }
     killer.join();
     EXPECT_EQ(deaths_raised, 1);
-  }
-  EXPECT_TRUE(testing::wait_until_gone(idle_pids, 3.0).empty()) << "orphaned workers";
-  expect_clean(baseline);
+  });
 }
 
 /// With no worker of its own, a loader's batch requests raise another loader's dead worker too.
 TEST_P(ProcessBackend, AKilledIdleWorkerStopsALoaderWithoutWorkers) {
-  const ProcessCensus baseline = ProcessCensus::take();
-  std::vector<std::int64_t> idle_pids;
-  {
-    auto idle = synthetic_loader(20, idle_options(GetParam()));
-    std::shared_ptr<BatchIterator> idle_it = read_three_batches_and_leave_idle(GetParam(), *idle, &idle_pids);
-    ASSERT_EQ(idle_pids.size(), 2u);
+  beside_an_idle_loader(GetParam(), [&](BatchIterator&, std::int64_t killed, std::vector<std::int64_t>&) {
     auto main_process = synthetic_loader(20, worker_options(GetParam(), 0));
     auto it = main_process->iter();
     ASSERT_TRUE(it->next());
-    ASSERT_NO_FATAL_FAILURE(kill_and_wait_until_seen(idle_pids[1]));
-    EXPECT_EQ(batches_until_the_idle_death(*it, idle_pids[1]), 0);
-  }
-  EXPECT_TRUE(testing::wait_until_gone(idle_pids, 3.0).empty()) << "orphaned workers";
-  expect_clean(baseline);
+    ASSERT_NO_FATAL_FAILURE(kill_and_wait_until_seen(killed));
+    EXPECT_EQ(batches_until_the_idle_death(*it, killed), 0);
+  });
 }
 
 /// Workers told to exit are off the watch first: neither a persistent loader destroyed nor a
@@ -994,9 +993,8 @@ TEST_P(ProcessBackend, ACleanShutdownIsNeverReportedAsADeath) {
   const std::int64_t deaths_before = detail::WorkerDeathWatch::global().deaths_seen();
   std::vector<std::int64_t> idle_pids;
   {
-    DataLoaderOptions reader_options = worker_options(GetParam(), 2);
+    DataLoaderOptions reader_options = persistent_options(GetParam());
     reader_options.name = "reader";
-    reader_options.persistent_workers = true;
     auto reader = synthetic_loader(20, reader_options);
     EXPECT_EQ(testing::run_epoch(*reader).size(), 20u);
     {

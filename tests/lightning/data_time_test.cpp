@@ -1,6 +1,7 @@
 // Where a fit's time went (variants/data_time.h), counted per pass of each loader: Lightning
 // 1.5.0 starts new workers at every pass's start, 1.5.1 with persistent workers only at the
-// first; and 1.5.0's extra waits at those starts are what makes its fit slower.
+// first; 1.5.0's extra waits at those starts are what makes its fit slower; and the gaps between
+// passes (variants/epoch_gap.h) hold 1.5.0's shutdowns and starts.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,11 +9,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tests/lightning/probe_module.h"
 #include "tests/lightning/short_fit.h"
 #include "tests/support/fixtures.h"
+#include "variants/epoch_gap.h"
 #include "variants/fit_report.h"
 
 namespace dlreset::variants {
@@ -23,6 +26,9 @@ constexpr int kWorkers = 2;
 constexpr std::int64_t kTrainBatches = 4;
 constexpr std::int64_t kValBatches = 3;
 constexpr std::int64_t kSanitySteps = 2;
+/// How far an epoch gap's three parts may add up from the gap: the rounding of two subtractions
+/// of differences of clock readings (about 10^-15 s), not time; generous, whatever the uptime.
+constexpr double kSumTolerance = 1e-9;
 
 FitReport fit(Variant variant, std::int64_t load_work) {
   data::DataLoaderOptions options =
@@ -83,6 +89,39 @@ TEST_P(DataTimeCounts, RecordEveryPassWithTheCauseOfItsFirstWait) {
     const std::int64_t fresh = buggy ? 2 : (epoch == 0 ? 1 : 0);
     EXPECT_EQ(time.starts_new_workers, fresh) << "epoch " << epoch;
     EXPECT_EQ(time.starts_workers_kept, 2 - fresh) << "epoch " << epoch;
+  }
+}
+
+/// The time between two passes of a loader (variants/epoch_gap.h): 1.5.0 shuts the old workers
+/// down and starts new ones in every gap, 1.5.1 keeps them, so that neither happens in any. A
+/// loader has a gap before every pass but its first: the training loader one fewer than the
+/// epochs, the validation loader one an epoch (the sanity check's pass comes first).
+TEST_P(DataTimeCounts, SplitEveryEpochGapIntoShutdownStartAndFirstFetch) {
+  const FitReport report = fit(GetParam(), 10000);
+  const bool buggy = GetParam() == Variant::buggy;
+  using LoaderGaps = std::tuple<const char*, const LoaderReport*, std::int64_t>;
+  for (const auto& [name, loader, expected] :
+       {LoaderGaps{"train", &report.train, kEpochs - 1}, LoaderGaps{"val", &report.val, kEpochs}}) {
+    ASSERT_EQ(loader->gaps.size(), loader->passes.size()) << name;
+    const EpochGaps sum = sum_epoch_gaps(loader->passes, loader->gaps);
+    EXPECT_EQ(sum.gaps, expected) << name;
+    EXPECT_EQ(sum.gaps_starting_workers, buggy ? expected : 0) << name;
+    EXPECT_EQ(sum.gaps_with_shutdown, buggy ? expected : 0) << name;
+    std::int64_t gaps_with_startup = 0;
+    for (std::size_t p = 0; p < loader->gaps.size(); ++p) {
+      if (!loader->gaps[p]) continue;
+      const EpochGap& gap = *loader->gaps[p];
+      gaps_with_startup += gap.startup_s > 0.0 ? 1 : 0;
+      EXPECT_GE(gap.first_fetch_s, 0.0) << name << " pass " << p;
+      // The parts do not overlap and leave nothing out: they add up to the gap, to rounding.
+      EXPECT_NEAR(gap.shutdown_s + gap.startup_s + gap.first_fetch_s, gap.total_s, kSumTolerance)
+          << name << " pass " << p;
+    }
+    EXPECT_EQ(gaps_with_startup, buggy ? expected : 0) << name;
+    if (!buggy) {
+      EXPECT_EQ(sum.startup_s, 0.0) << name;
+      EXPECT_EQ(sum.shutdown_s, 0.0) << name;
+    }
   }
 }
 

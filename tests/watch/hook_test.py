@@ -397,7 +397,7 @@ class HookTest(unittest.TestCase):
 
     PASS_WAITS_FIELDS = {"iterator", "loader", "pass", "thread", "main_thread", "other_thread_calls", "begun",
                          "batches", "first_batch_s", "first_wait_s", "wait_s", "step_s", "last_batch", "max_wait_s",
-                         "hist", "end", "stopped"}
+                         "hist", "blocked_waits", "blocked_wait_s", "worst_blocked", "end", "stopped"}
     COMMON_FIELDS = {"v", "kind", "pid", "t", "rank", "local_rank", "seq", "lost"}
 
     def of_kind(self, events, kind):
@@ -505,6 +505,34 @@ class HookTest(unittest.TestCase):
         # Each persistent pass's event comes before the reset that begins the next.
         kinds = [event["kind"] for event in events if event["kind"] in ("pass_waits", "iterator_reset")]
         self.assertEqual(kinds[:4], ["pass_waits", "iterator_reset", "pass_waits", "iterator_reset"])
+
+    def test_a_wait_for_one_worker_while_the_others_batch_was_ready_is_counted_as_blocked(self):
+        # tests/watch/head_of_line.py: worker 0's batch 2k finishes 100 ms after worker 1's batch
+        # 2k+1, which the loop has received, out of order, while it waits for batch 2k: each even
+        # batch but a pass's first (whose wait is the workers' start) is a blocked wait for worker
+        # 0 with 1 later batch ready, 7 a pass of 16. The odd batches were held already: never
+        # counted, however long their call took. The balanced twin's batches arrive in order, 50
+        # ms apart: none blocked, of 15 waits a pass of 50 ms less the loop's own time (most of
+        # them over 2^10 us, read; all but where a busy machine held the loop up that long). The
+        # same output and status both ways.
+        program = os.path.join(os.path.dirname(os.path.abspath(__file__)), "head_of_line.py")
+        for balanced in (False, True):
+            events = self.assert_same_run([PYTHON, program] + (["--balanced"] if balanced else []))
+            self.assertEqual(self.kinds(events).count("hook_error"), 0)
+            waits = self.of_kind(events, "pass_waits")
+            self.assertEqual([(event["pass"], event["batches"]) for event in waits], [(1, 16), (2, 16)])
+            for event in waits:
+                slow = sum(count for bucket, count in event["hist"] if bucket > 10)
+                worst = event["worst_blocked"]
+                if balanced:
+                    self.assertGreaterEqual(slow, 8)
+                    self.assertEqual((event["blocked_waits"], event["blocked_wait_s"], worst), (0, 0.0, None))
+                    continue
+                self.assertEqual(event["blocked_waits"], 7)
+                self.assertLessEqual(event["blocked_waits"], slow)
+                self.assertEqual((worst["ready"], worst["worker"], worst["batch"] % 2), (1, 0, 1))
+                self.assertLessEqual(worst["wait_s"], event["blocked_wait_s"])
+                self.assertLessEqual(event["blocked_wait_s"], event["wait_s"] - event["first_wait_s"])
 
     def test_a_loader_consumed_on_another_thread_is_timed_on_that_thread(self):
         # A prefetch thread takes the first 2 of 5 batches; the main thread's 4 next() calls

@@ -1,10 +1,12 @@
-// Made-up process trees for the watcher's tests: a Python program and the forks it makes.
+// Made-up process trees for the watcher's tests: a Python program and the forks it makes, and the
+// bare events of the Python hook in them.
 #pragma once
 
 #include <sys/types.h>
 
 #include <optional>
 
+#include "watch/hook/hook_event.h"
 #include "watch/tree/process_record.h"
 
 namespace dlreset::watch {
@@ -34,6 +36,16 @@ inline ProcessRecord fork_of(pid_t pid, double start, std::optional<double> end,
   record.cmdline = kProgramCmdline;
   record.cpu_s = 0.25;
   return record;
+}
+
+/// An event of the hook of kind `kind` at `t`, from `pid`, with no other field set: each test
+/// fills in what its events carry.
+inline HookEvent hook_event(HookEventKind kind, double t, pid_t pid = kProgram) {
+  HookEvent event;
+  event.kind = kind;
+  event.pid = pid;
+  event.time_s = t;
+  return event;
 }
 
 }  // namespace dlreset::watch

@@ -29,10 +29,7 @@ StackFrame frame(const std::string& function, int line) {
 }
 
 HookEvent event(HookEventKind kind, double t, const std::string& loader = "L1") {
-  HookEvent e;
-  e.kind = kind;
-  e.pid = kProgram;
-  e.time_s = t;
+  HookEvent e = hook_event(kind, t);
   e.loader = loader;
   return e;
 }

@@ -58,6 +58,23 @@ MergedReport merge(const std::vector<nlohmann::json>& reports) {
   return merge_reports(named);
 }
 
+/// What merge_command said of `options`: its exit status and its stderr (its summary on stdout
+/// is left out).
+struct MergeOutcome {
+  int status = -1;
+  std::string err;
+};
+
+MergeOutcome run_merge(const MergeCommandOptions& options) {
+  ::testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStdout();
+  MergeOutcome outcome;
+  outcome.status = merge_command(options);
+  ::testing::internal::GetCapturedStdout();
+  outcome.err = ::testing::internal::GetCapturedStderr();
+  return outcome;
+}
+
 MergeCommandOptions gate(const std::string& name, double limit) {
   MergeCommandOptions options;
   for (Gate& entry : options.gates) {
@@ -174,11 +191,7 @@ TEST(ReportMerge, AFileThatIsNoReportOfThisSchemaIsRefusedWithStatus2) {
   for (const auto& [path, words] : bad) {
     MergeCommandOptions options;
     options.reports = {good, path};
-    ::testing::internal::CaptureStderr();
-    ::testing::internal::CaptureStdout();
-    const int status = merge_command(options);
-    ::testing::internal::GetCapturedStdout();
-    const std::string err = ::testing::internal::GetCapturedStderr();
+    const auto [status, err] = run_merge(options);
     EXPECT_EQ(status, 2) << path;
     EXPECT_THAT(err, StartsWith("dlreset-watch merge: " + path + " " + words)) << err;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
@@ -193,11 +206,7 @@ TEST(ReportMerge, AProgramThatFailedOnANodeGivesTheMergeItsStatus) {
   std::ofstream(dir.file("node1.json")) << failed.dump();
   MergeCommandOptions options = gate("respawns", 0);
   options.reports = {dir.file("node0.json"), dir.file("node1.json")};
-  ::testing::internal::CaptureStderr();
-  ::testing::internal::CaptureStdout();
-  const int status = merge_command(options);
-  ::testing::internal::GetCapturedStdout();
-  const std::string err = ::testing::internal::GetCapturedStderr();
+  const auto [status, err] = run_merge(options);
   EXPECT_EQ(status, 3) << err;
   EXPECT_THAT(err, HasSubstr("the program failed on node 2 (" + dir.file("node1.json") + ", host b) (status 3)"));
 }

@@ -17,6 +17,9 @@ using IteratorId = std::pair<pid_t, std::string>;
 
 /// The hook's buckets: bucket 0 is under 1 us, bucket k >= 1 holds [2^(k-1), 2^k) us.
 constexpr int kBuckets = 41;
+/// The first bucket the hook reads for head-of-line blocking: waits of 2^10 us or more
+/// (watch/hook/python/_dlreset_hook/blocking.py).
+constexpr int kFirstSlowBucket = 11;
 
 double bucket_top_s(int bucket) { return std::ldexp(1.0, bucket) * 1e-6; }
 
@@ -143,6 +146,18 @@ void WaitTotals::add(const PassWait& pass, const PassWaits& waits) {
   for (const auto& [bucket, count] : waits.hist)
     hist[static_cast<std::size_t>(std::clamp(bucket, 0, kBuckets - 1))] += count;
   if (waits.max_wait_s) max_steady_s = std::max(max_steady_s.value_or(*waits.max_wait_s), *waits.max_wait_s);
+  blocked_waits += waits.blocked_waits;
+  blocked_wait_s += waits.blocked_wait_s;
+  if (waits.worst_blocked && (!worst_blocked || waits.worst_blocked->wait_s > worst_blocked->wait.wait_s)) {
+    worst_blocked =
+        WorstBlocked{*waits.worst_blocked, pass.pid, pass.loader.empty() ? pass.iterator : pass.loader, pass.number};
+  }
+}
+
+long WaitTotals::slow_waits() const {
+  long slow = 0;
+  for (int bucket = kFirstSlowBucket; bucket < kBuckets; ++bucket) slow += hist[static_cast<std::size_t>(bucket)];
+  return slow;
 }
 
 std::optional<double> WaitTotals::median_first_batch_s() const {

@@ -13,6 +13,7 @@
 
 #include "watch/analysis/generations.h"
 #include "watch/analysis/python_view.h"
+#include "watch/hook/hook_event.h"
 #include "watch/tree/process_record.h"
 
 namespace dlreset::watch {
@@ -67,6 +68,14 @@ struct PassWait {
   double fraction() const;  ///< wait / (wait + step); 0 without time.
 };
 
+/// The longest head-of-line blocked wait of a sum of passes, and the pass it was in.
+struct WorstBlocked {
+  BlockedWait wait;
+  pid_t pid = 0;
+  std::string loader;  ///< As LoaderWait::loader: the iterator's key where the hook did not name the loader.
+  long pass = 0;
+};
+
 /// Waits summed over passes: a loader's, a process's, the job's.
 struct WaitTotals {
   double wait_s = 0.0;
@@ -84,8 +93,15 @@ struct WaitTotals {
   /// The steady-state waits' buckets, summed (index: the bucket, PassWaits::hist).
   std::vector<long> hist = std::vector<long>(41, 0);
   std::optional<double> max_steady_s;
+  /// The head-of-line blocked waits (PassWaits::blocked_waits), their sum and the longest.
+  long blocked_waits = 0;
+  double blocked_wait_s = 0.0;
+  std::optional<WorstBlocked> worst_blocked;
 
   void add(const PassWait& pass, const PassWaits& waits);
+  /// The steady-state waits of 2^10 us or more (buckets 11 and up): those the hook read for
+  /// head-of-line blocking.
+  long slow_waits() const;
   double fraction() const;  ///< wait / (wait + step); 0 without time.
   std::optional<double> median_first_batch_s() const;
   /// The upper bound of the bucket that holds the `quantile` of the steady-state waits (the

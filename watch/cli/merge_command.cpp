@@ -11,6 +11,7 @@
 #include "harness/cli/exit_status.h"
 #include "harness/cli/json_file.h"
 #include "watch/analysis/checks/checks.h"
+#include "watch/analysis/checks/gate_verdict.h"
 
 namespace dlreset::watch {
 
@@ -41,38 +42,22 @@ int programs_status(const MergeCommandOptions& options, const MergedReport& merg
 
 nlohmann::json hold_merged_gates(const MergeCommandOptions& options, const MergedReport& merged, std::ostream& out,
                                  bool& failed) {
-  nlohmann::json gates = nlohmann::json::array();
-  for (const Gate& gate : options.gates) {
-    if (gate.limit < 0) continue;
+  const auto check_of = [&](const CheckSpec& spec) -> const MergedCheck& { return merged.check(spec.flags.name); };
+  const auto say_failed = [&](const Gate& gate, const MergedCheck& check, const GateVerdict& verdict) {
     const CheckSpec& spec = *gate.check;
-    const MergedCheck& check = merged.check(spec.flags.name);
-    const bool counted = spec.flags.limit == GateLimit::count;
-    // A measured gate that measured nothing has not seen what it holds.
-    const bool seen = check.seen && (counted || check.measure.has_value());
-    const double value = counted ? static_cast<double>(check.count) : check.measure.value_or(0.0);
-    const bool passed = seen && value <= gate.limit;
-    nlohmann::json entry = {{"flag", spec.flags.gate_flag}, {"check", spec.flags.name}};
-    entry["limit"] = counted ? nlohmann::json(static_cast<long>(gate.limit)) : nlohmann::json(gate.limit);
-    entry["count"] = check.count;
-    if (!counted) entry["measure"] = check.measure ? nlohmann::json(*check.measure) : nlohmann::json();
-    entry["seen"] = seen;
-    entry["passed"] = passed;
-    gates.push_back(entry);
-    if (passed) continue;
-    failed = true;
     const char* flag = gate.set_by != nullptr ? gate.set_by : spec.flags.gate_flag;
-    if (!seen) {
+    if (!verdict.seen) {
       out << fmt::format("{}: {} cannot be checked: {}.\n", options.program_name, spec.flags.gate_flag,
                          check.unseen_why.empty() ? "no node measured it" : check.unseen_why);
-    } else if (counted) {
+    } else if (verdict.counted) {
       out << fmt::format("{}: {} counted {}, more than the {:g} allowed ({}).\n", options.program_name, spec.flags.name,
                          counts_words(merged, check), gate.limit, flag);
     } else {
       out << fmt::format("{}: {} measured {:.2f} over the job, more than the {:g} allowed ({}).\n",
-                         options.program_name, spec.flags.name, value, gate.limit, flag);
+                         options.program_name, spec.flags.name, verdict.value, gate.limit, flag);
     }
-  }
-  return gates;
+  };
+  return hold_set_gates(options.gates, check_of, say_failed, failed);
 }
 
 int merge_command(const MergeCommandOptions& options) {

@@ -56,36 +56,20 @@ std::vector<Gate> unset_gates() {
 
 nlohmann::json hold_gates(const WatchCommandOptions& options, const WatchReport& report, std::ostream& out,
                           bool& failed) {
-  nlohmann::json gates = nlohmann::json::array();
-  for (const Gate& gate : options.gates) {
-    if (gate.limit < 0) continue;
+  const auto check_of = [&](const CheckSpec& spec) -> const Check& { return report.findings.check(spec.flags.name); };
+  const auto say_failed = [&](const Gate& gate, const Check& check, const GateVerdict& verdict) {
     const CheckSpec& spec = *gate.check;
-    const Check& check = report.findings.check(spec.flags.name);
-    const bool counted = spec.flags.limit == GateLimit::count;
-    // A measured gate that measured nothing has not seen what it holds.
-    const bool seen = check.seen && (counted || check.measure.has_value());
-    const double value = counted ? static_cast<double>(check.count) : check.measure.value_or(0.0);
-    const bool passed = seen && value <= gate.limit;
-    nlohmann::json entry = {{"flag", spec.flags.gate_flag}, {"check", spec.flags.name}};
-    entry["limit"] = counted ? nlohmann::json(static_cast<long>(gate.limit)) : nlohmann::json(gate.limit);
-    entry["count"] = check.count;
-    if (!counted) entry["measure"] = check.measure ? nlohmann::json(*check.measure) : nlohmann::json();
-    entry["seen"] = seen;
-    entry["passed"] = passed;
-    gates.push_back(entry);
-    if (passed) continue;
-    failed = true;
-    if (!seen) {
+    if (!verdict.seen) {
       out << fmt::format("{}: {} cannot be checked: {}.\n", options.program_name, spec.flags.gate_flag,
                          check.unseen_why.empty() ? "the Python hook was " + report.python.hook : check.unseen_why);
-      continue;
+      return;
     }
     const std::string cause = spec.steps.gate_cause != nullptr ? spec.steps.gate_cause(report) : "";
     out << fmt::format("{}: {}, more than the {:g} allowed ({}){}.\n", options.program_name,
                        spec.steps.gate_words(report, check), gate.limit,
                        gate.set_by != nullptr ? gate.set_by : spec.flags.gate_flag, cause.empty() ? "" : ": " + cause);
-  }
-  return gates;
+  };
+  return hold_set_gates(options.gates, check_of, say_failed, failed);
 }
 
 void add_watch_command(CLI::App& parent, WatchCommandLine& watch) {

@@ -16,6 +16,7 @@
 #include "harness/cli/accepted_values.h"
 #include "harness/cli/command_line.h"
 #include "watch/analysis/checks/check_spec.h"
+#include "watch/analysis/checks/gate_verdict.h"
 #include "watch/analysis/watch_report.h"
 
 namespace dlreset::watch {
@@ -41,6 +42,26 @@ struct Gate {
 
 /// A gate for each check of the table, in its order, none set.
 std::vector<Gate> unset_gates();
+
+/// Holds each set gate of `gates` against its check, `check_of(spec)` (a watch's Check, or a
+/// job's MergedCheck: both have a count, a measure and whether they were seen), by judge_gate
+/// and gate_entry, so that both commands pass, fail and record a gate alike.
+/// `say_failed(gate, check, verdict)` writes a failed gate's line in the command's own words;
+/// `failed` is then set. Returns the gates' JSON entries.
+template <typename CheckOf, typename SayFailed>
+nlohmann::json hold_set_gates(const std::vector<Gate>& gates, CheckOf check_of, SayFailed say_failed, bool& failed) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const Gate& gate : gates) {
+    if (gate.limit < 0) continue;
+    const auto& check = check_of(*gate.check);
+    const GateVerdict verdict = judge_gate(*gate.check, gate.limit, check.count, check.measure, check.seen);
+    entries.push_back(gate_entry(*gate.check, gate.limit, verdict));
+    if (verdict.passed) continue;
+    failed = true;
+    say_failed(gate, check, verdict);
+  }
+  return entries;
+}
 
 /// The settings of `dlreset watch`, with the defaults its --help shows.
 struct WatchCommandOptions {

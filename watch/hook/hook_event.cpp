@@ -64,6 +64,28 @@ std::optional<double> number(const nlohmann::json& object, const char* key) {
   return std::isfinite(value) ? std::optional<double>(value) : std::nullopt;
 }
 
+/// A pass's head-of-line blocking; false where its fields are there but out of range.
+bool read_blocked(const nlohmann::json& object, PassWaits& waits) {
+  waits.blocked_waits = integer<long>(object, "blocked_waits").value_or(0);
+  waits.blocked_wait_s = number(object, "blocked_wait_s").value_or(0.0);
+  if (waits.blocked_waits < 0 || waits.blocked_wait_s < 0.0) return false;
+  const auto worst = object.find("worst_blocked");
+  if (worst == object.end() || worst->is_null()) return waits.blocked_waits == 0;
+  if (!worst->is_object()) return false;
+  BlockedWait blocked;
+  const std::optional<long> batch = integer<long>(*worst, "batch");
+  const std::optional<double> wait = number(*worst, "wait_s");
+  const std::optional<long> ready = integer<long>(*worst, "ready");
+  if (!batch || !wait || !ready || *batch < 1 || *wait < 0.0 || *ready < 1 || waits.blocked_waits < 1) return false;
+  blocked.batch = *batch;
+  blocked.wait_s = *wait;
+  blocked.ready = *ready;
+  blocked.worker = integer<int>(*worst, "worker");
+  if (blocked.worker && *blocked.worker < 0) return false;
+  waits.worst_blocked = blocked;
+  return true;
+}
+
 /// A pass_waits event's fields; false where one the accounting needs is missing or out of range.
 bool read_waits(const nlohmann::json& object, PassWaits& waits) {
   const std::optional<long> pass = integer<long>(object, "pass");
@@ -101,7 +123,7 @@ bool read_waits(const nlohmann::json& object, PassWaits& waits) {
   }
   waits.end = text(object, "end");
   waits.stopped = flag(object, "stopped");
-  return true;
+  return read_blocked(object, waits);
 }
 
 std::vector<std::string> texts(const nlohmann::json& object, const char* key) {

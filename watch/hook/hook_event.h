@@ -48,6 +48,17 @@ enum class HookEventKind {
 
 const char* to_string(HookEventKind kind);
 
+/// A wait for one worker's batch while the iterator held later batches of other workers,
+/// received out of order: head-of-line blocking (docs/watch.md, "The input wait").
+struct BlockedWait {
+  long batch = 0;  ///< The batch waited for: the pass's count of batches handed out, from 1.
+  double wait_s = 0.0;
+  long ready = 0;  ///< The later batches of other workers received before it.
+  /// The worker waited for, where torch's dealing of tasks names it exactly: empty where a worker
+  /// had run out within the pass.
+  std::optional<int> worker;
+};
+
 /// What a pass_waits event says of one pass: the loop's time inside next() (the wait) and
 /// between a batch's return and the next call (the step). Times are CLOCK_MONOTONIC seconds.
 /// docs/watch.md, "The input wait", defines each term.
@@ -67,6 +78,11 @@ struct PassWaits {
   /// The waits after the first in log buckets (bucket, count): bucket 0 is under 1 us, bucket
   /// k >= 1 holds [2^(k-1), 2^k) us.
   std::vector<std::pair<int, long>> hist;
+  /// Of the waits after the first of 2^10 us or more (buckets 11 and up), those that were blocked
+  /// (BlockedWait), their sum and the longest; 0 and empty from a hook that did not count them.
+  long blocked_waits = 0;
+  double blocked_wait_s = 0.0;
+  std::optional<BlockedWait> worst_blocked;
   std::string end;       ///< "reset", "shutdown", "freed" or "exit".
   bool stopped = false;  ///< The pass was seen to end in StopIteration.
 };

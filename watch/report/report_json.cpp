@@ -94,6 +94,23 @@ nlohmann::json checks_json(const WatchReport& report) {
   return checks;
 }
 
+nlohmann::json blocked_json(const BlockedWait& blocked) {
+  return {{"batch", blocked.batch},
+          {"wait_s", blocked.wait_s},
+          {"ready", blocked.ready},
+          {"worker", optional_json(blocked.worker)}};
+}
+
+/// The longest head-of-line blocked wait of a sum, with its pass; null where none was.
+nlohmann::json worst_blocked_json(const std::optional<WorstBlocked>& worst) {
+  if (!worst) return nlohmann::json();
+  nlohmann::json entry = blocked_json(worst->wait);
+  entry["pid"] = worst->pid;
+  entry["loader"] = worst->loader;
+  entry["pass"] = worst->pass;
+  return entry;
+}
+
 /// A sum of waits: the time, its fraction and where it went.
 nlohmann::json totals_json(const WaitTotals& totals) {
   return {{"wait_s", totals.wait_s},
@@ -110,7 +127,11 @@ nlohmann::json totals_json(const WaitTotals& totals) {
           {"median_first_batch_s", optional_json(totals.median_first_batch_s())},
           {"steady_p50_s", optional_json(totals.steady_quantile_s(0.5))},
           {"steady_p99_s", optional_json(totals.steady_quantile_s(0.99))},
-          {"steady_max_s", optional_json(totals.max_steady_s)}};
+          {"steady_max_s", optional_json(totals.max_steady_s)},
+          {"slow_waits", totals.slow_waits()},
+          {"blocked_waits", totals.blocked_waits},
+          {"blocked_wait_s", totals.blocked_wait_s},
+          {"worst_blocked", worst_blocked_json(totals.worst_blocked)}};
 }
 
 nlohmann::json input_wait_json(const WatchReport& report) {
@@ -118,28 +139,32 @@ nlohmann::json input_wait_json(const WatchReport& report) {
   nlohmann::json passes = nlohmann::json::array();
   for (const PassWait& pass : wait.passes) {
     const PassWaits& waits = report.python.events[pass.event].waits;
-    nlohmann::json entry = {{"event", pass.event},
-                            {"pid", pass.pid},
-                            {"rank", optional_json(pass.rank)},
-                            {"loader", pass.loader},
-                            {"iterator", pass.iterator},
-                            {"pass", pass.number},
-                            {"thread", waits.thread},
-                            {"main_thread", waits.main_thread},
-                            {"begun", relative(report, waits.begun_s)},
-                            {"batches", waits.batches},
-                            {"cause", to_string(pass.cause)},
-                            {"generation", pass.generation == 0 ? nlohmann::json() : nlohmann::json(pass.generation)},
-                            {"startup_s", optional_json(pass.startup_s)},
-                            {"reset_event", optional_json(pass.reset_event)},
-                            {"first_batch_s", optional_json(pass.first_batch_s)},
-                            {"first_wait_s", pass.first_wait_s},
-                            {"steady_wait_s", pass.steady_wait_s},
-                            {"wait_s", pass.wait_s},
-                            {"step_s", pass.step_s},
-                            {"fraction", pass.fraction()},
-                            {"max_wait_s", optional_json(waits.max_wait_s)},
-                            {"end", waits.end}};
+    nlohmann::json entry = {
+        {"event", pass.event},
+        {"pid", pass.pid},
+        {"rank", optional_json(pass.rank)},
+        {"loader", pass.loader},
+        {"iterator", pass.iterator},
+        {"pass", pass.number},
+        {"thread", waits.thread},
+        {"main_thread", waits.main_thread},
+        {"begun", relative(report, waits.begun_s)},
+        {"batches", waits.batches},
+        {"cause", to_string(pass.cause)},
+        {"generation", pass.generation == 0 ? nlohmann::json() : nlohmann::json(pass.generation)},
+        {"startup_s", optional_json(pass.startup_s)},
+        {"reset_event", optional_json(pass.reset_event)},
+        {"first_batch_s", optional_json(pass.first_batch_s)},
+        {"first_wait_s", pass.first_wait_s},
+        {"steady_wait_s", pass.steady_wait_s},
+        {"wait_s", pass.wait_s},
+        {"step_s", pass.step_s},
+        {"fraction", pass.fraction()},
+        {"max_wait_s", optional_json(waits.max_wait_s)},
+        {"blocked_waits", waits.blocked_waits},
+        {"blocked_wait_s", waits.blocked_wait_s},
+        {"worst_blocked", waits.worst_blocked ? blocked_json(*waits.worst_blocked) : nlohmann::json()},
+        {"end", waits.end}};
     entry["gap"] = pass.gap ? nlohmann::json{{"total_s", pass.gap->total_s},
                                              {"shutdown_s", pass.gap->shutdown_s},
                                              {"startup_s", pass.gap->startup_s},

@@ -168,6 +168,27 @@ std::string gaps_line(const WatchReport& report, const LoaderWait& loader) {
                      seconds(sum.total_s), seconds(sum.shutdown_s), seconds(sum.startup_s), seconds(sum.first_fetch_s));
 }
 
+/// "head-of-line blocking: in 14 of 15 waits over 1 ms (0.70 s) the loop waited for one worker's
+/// batch while later batches of other workers were ready; the longest: 52.3 ms for batch 5 of pass 2
+/// of L1 (worker 0's), later batches ready: 2". Worded alike for any count, so that a docs excerpt
+/// holds from run to run. Empty where no wait was blocked.
+std::string blocked_line(const WatchReport& report, const WaitTotals& totals) {
+  if (totals.blocked_waits == 0) return "";
+  std::string line = fmt::format(
+      "    head-of-line blocking: in {} of {} over 1 ms ({}) the loop waited for one worker's batch while later "
+      "batches of other workers were ready",
+      totals.blocked_waits, plural(totals.slow_waits(), "wait", "waits"), seconds(totals.blocked_wait_s));
+  if (totals.worst_blocked) {
+    const WorstBlocked& worst = *totals.worst_blocked;
+    line += fmt::format("; the longest: {} for batch {} of pass {} of {}{}, later batches ready: {}",
+                        wait_time(worst.wait.wait_s), worst.wait.batch, worst.pass,
+                        loader_name(report, worst.pid, worst.loader),
+                        worst.wait.worker ? fmt::format(" (worker {}'s)", *worst.wait.worker) : std::string(),
+                        worst.wait.ready);
+  }
+  return line + "\n";
+}
+
 std::string rank_name(const ProcessWait& process) {
   return process.rank ? fmt::format("rank {} (pid {})", *process.rank, process.pid)
                       : fmt::format("pid {}", process.pid);
@@ -229,6 +250,7 @@ std::string section(const WatchReport& report, const Check& /*check*/) {
                           wait_time(job.max_steady_s.value_or(0.0)));
     }
   }
+  text += blocked_line(report, wait.job);
   if (wait.longest_first_batch) {
     const PassWait& longest = wait.passes[*wait.longest_first_batch];
     if (wait.job.fraction() >= kWellFed) {

@@ -35,7 +35,8 @@ _HOOK_DIR = os.path.dirname(os.path.abspath(__file__))
 _PACKAGE = "_dlreset_hook"
 # Every module of the package: none of them is left in sys.modules for the program to see
 # (tests/watch/hook_test.py looks for them there).
-_MODULES = (_PACKAGE,) + tuple(_PACKAGE + "." + name for name in ("channel", "state", "fields", "waits", "patches"))
+_MODULES = (_PACKAGE,) + tuple(_PACKAGE + "." + name
+                               for name in ("channel", "state", "fields", "blocking", "waits", "patches"))
 
 
 class _Package(object):

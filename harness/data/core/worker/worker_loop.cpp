@@ -114,6 +114,10 @@ void worker_loop(WorkerEndpoint& endpoint, Dataset& dataset, const WorkerConfig&
     if (dataset.loads() != loads_before) {
       Message loaded = lifecycle(MessageType::dataset_loaded, config, pid);
       loaded.duration_s = dataset.last_load_seconds();
+      // Stamped with the load's end, when the worker became ready, not with this report, which
+      // goes out one batch's fetch later: the load was the first thing the fetch did, right
+      // after the reply's clock read.
+      loaded.time_s = reply.time_s + loaded.duration_s;
       if (!endpoint.send(std::move(loaded))) return;
     }
     if (!endpoint.send(std::move(reply))) return;

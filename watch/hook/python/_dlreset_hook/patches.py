@@ -216,7 +216,7 @@ def patch_torch():
     base_iterator_class = getattr(dataloader, "_BaseDataLoaderIter", None)
     patches = [
         (base_iterator_class, "__next__", waits.next_property, True),
-        (base_iterator_class, "_num_yielded", lambda original: waits.YieldedDescriptor(), False),
+        (base_iterator_class, "_num_yielded", lambda original: waits.YieldedDescriptor(iterator_class), False),
         (getattr(fetch, "_BaseDatasetFetcher", None), "__init__",
          lambda original: _fetcher_init_property(original, worker), True),
         (loader_class, "_iterator", lambda original: _iterator_property(), False),

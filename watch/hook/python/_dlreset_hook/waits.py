@@ -15,10 +15,14 @@
 #   __init__ that failed early), it gives the descriptor instead of raising AttributeError.
 # A call costs cheap arithmetic only (docs/results.md has the figure): the per-iterator state is
 # kept by id() with a weak reference whose callback ends the pass of an iterator the program let go.
+# A wait of 2^10 us or more also reads the iterator's out-of-order batches (blocking.py): the
+# test of the bucket against the histogram's cap, which every call made already, is made against
+# 2^10 us first, so that a faster call makes no test more than before.
 
 import os
 import sys
 
+from . import blocking
 from .channel import builtin
 from .state import HOOK
 
@@ -40,7 +44,8 @@ class _Pass(object):
     of that thread's call in progress (None once it returned a batch), `last` the return of its
     latest batch."""
     __slots__ = ("owner", "number", "pid", "begun", "thread", "thread_name", "main", "other", "called",
-                 "batches", "first_batch", "first_wait", "wait", "step", "last", "max_wait", "hist")
+                 "batches", "first_batch", "first_wait", "wait", "step", "last", "max_wait", "hist",
+                 "blocked", "blocked_wait", "worst")
 
     def __init__(self, owner, now):
         self.owner = owner
@@ -53,6 +58,9 @@ class _Pass(object):
         self.first_batch = self.first_wait = self.last = None
         self.wait = self.step = self.max_wait = 0.0
         self.hist = [0] * (HIST_CAP + 1)
+        self.blocked = 0  # head-of-line blocked waits (blocking.py), their sum, the longest one
+        self.blocked_wait = 0.0
+        self.worst = None
 
 
 def _fail(where, error):
@@ -119,7 +127,8 @@ def end(ident, how, stopped):
         return  # none, or a forked child's copy of its parent's pass
     owner = ended.owner
     batches = ended.batches
-    HOOK.emit("pass_waits", {
+    fields = blocking.fields(ended)
+    fields.update({
         "iterator": owner.key, "loader": owner.loader, "pass": ended.number,
         "thread": ended.thread_name, "main_thread": ended.main, "other_thread_calls": ended.other,
         "begun": ended.begun, "batches": batches, "first_batch_s": ended.first_batch,
@@ -127,6 +136,7 @@ def end(ident, how, stopped):
         "last_batch": ended.last, "max_wait_s": ended.max_wait if batches > 1 else None,
         "hist": [[bucket, count] for bucket, count in enumerate(ended.hist) if count],
         "end": how, "stopped": stopped is True})
+    HOOK.emit("pass_waits", fields)
 
 
 def end_of(iterator, how, stopped=False):
@@ -188,8 +198,12 @@ def next_property(original):
 class YieldedDescriptor(object):
     """`_num_yielded`, kept in the iterator's __dict__ as the plain attribute was: its assignment
     `+= 1` marks a batch's return, an assignment of 0 a pass's begin. The return is timed where
-    the getter timed the call: torch's iterators are used by one thread at a time."""
-    __slots__ = ()
+    the getter timed the call: torch's iterators are used by one thread at a time. `multi` is
+    torch's _MultiProcessingDataLoaderIter, whose waits blocking.py reads."""
+    __slots__ = ("multi",)
+
+    def __init__(self, multi=None):
+        self.multi = multi
 
     def __set__(self, iterator, value):
         iterator.__dict__["_num_yielded"] = value
@@ -215,7 +229,11 @@ class YieldedDescriptor(object):
             if wait > current.max_wait:
                 current.max_wait = wait
             bucket = int(wait * 1e6).bit_length()
+            if bucket <= 10:  # blocking.HOL_BUCKET: a fast call, within HIST_CAP; its one test, as before
+                current.hist[bucket] += 1
+                return
             current.hist[bucket if bucket < HIST_CAP else HIST_CAP] += 1
+            blocking.note(current, iterator, value, wait, self.multi)
         except Exception as error:
             _fail("_BaseDataLoaderIter._num_yielded", error)
 
