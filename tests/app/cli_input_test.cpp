@@ -189,9 +189,9 @@ TEST(CliInput, EveryIntegerRangeInTheHelpIsTheOneTheCheckAppliesAndTheErrorNames
       ++checked;
     }
   }
-  // run: 9 integer options (--ranks and --master-port among them), demo: 5, watch: 8 (--pid,
-  // --poll-ms, --generation-window-ms and the five --max- gates).
-  EXPECT_EQ(checked, 22) << "an integer option lost its range in --help";
+  // run: 9 integer options (--ranks and --master-port among them), demo: 5, watch: 9 (--pid,
+  // --poll-ms, --generation-window-ms and the six --max- gates that count).
+  EXPECT_EQ(checked, 23) << "an integer option lost its range in --help";
 }
 
 /// The demo runs at least two epochs (the bug shows from the second) and at least one batch of

@@ -43,6 +43,8 @@ enum class HookEventKind {
   set_epoch,         ///< A DistributedSampler's epoch was set.
   pass_waits,        ///< A pass of an iterator ended: the time its loop spent in next() and between calls.
   worker_ready,      ///< A DataLoader worker has its dataset and is about to fetch its first batch.
+  pass_begun,        ///< --hang-timeout: a pass began (its pass number in waits.pass).
+  pass_beat,         ///< --hang-timeout: a pass hands out batches (waits.batches so far).
   unknown,           ///< A kind this watcher does not know (a newer hook).
 };
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "watch/analysis/checks/checks.h"
+#include "watch/analysis/hang_view.h"
 #include "watch/analysis/input_wait.h"
 #include "watch/report/optional_json.h"
 #include "watch/report/summary_text.h"
@@ -231,6 +232,36 @@ nlohmann::json worker_deaths_json(const WatchReport& report) {
 
 }  // namespace
 
+nlohmann::json hangs_json(const WatchReport& report) {
+  nlohmann::json hangs = nlohmann::json::array();
+  for (const HangRecord& hang : report.result.hangs) {
+    nlohmann::json processes = nlohmann::json::array();
+    for (const ProcessHang& process : describe_hang(report, hang)) {
+      nlohmann::json threads = nlohmann::json::array();
+      for (const ThreadStack& thread : process.threads)
+        threads.push_back({{"name", thread.name}, {"frames", thread.frames}});
+      processes.push_back({{"pid", process.pid},
+                           {"role", process.role},
+                           {"source", process.source},
+                           {"stuck_in", process.stuck_in},
+                           {"called_from", process.called_from},
+                           {"why_none", process.why_none},
+                           {"threads", threads}});
+    }
+    const HangSign& sign = hang.sign;
+    hangs.push_back({{"t", relative(report, sign.time_s)},
+                     {"rule", to_string(sign.rule)},
+                     {"quiet_s", sign.quiet_s},
+                     {"pid", sign.pid},
+                     {"iterator", sign.iterator},
+                     {"pass", sign.pass},
+                     {"batches", sign.batches},
+                     {"stopped", hang.stopped},
+                     {"processes", processes}});
+  }
+  return hangs;
+}
+
 nlohmann::json report_json(const WatchReport& report) {
   const WatchResult& result = report.result;
   nlohmann::json processes = nlohmann::json::array();
@@ -314,6 +345,8 @@ nlohmann::json report_json(const WatchReport& report) {
           {"python", python_json(report)},
           {"input_wait", input_wait_json(report)},
           {"worker_deaths", worker_deaths_json(report)},
+          {"hang_timeout_s", result.hang_timeout_s > 0 ? nlohmann::json(result.hang_timeout_s) : nlohmann::json()},
+          {"hangs", hangs_json(report)},
           {"verdict", verdict(report)},
           {"findings", finding_verdicts(report)}};
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "watch/analysis/checks/checks.h"
+#include "watch/analysis/hang_view.h"
 #include "watch/analysis/wording.h"
 
 namespace dlreset::watch {
@@ -193,6 +194,7 @@ std::string summary_text(const WatchReport& report) {
                         result.events_lost);
   }
   text += findings_summary(report);
+  for (const HangRecord& hang : result.hangs) text += hang_text(report, hang, /*stacks=*/true);
   text += "  " + verdict(report) + "\n";
   if (const std::string cause = overlap_cause(report.findings.peak); !cause.empty()) {
     // Ordinary torch, said plainly so that the peak is not taken for a leak: a pass's workers end

@@ -191,4 +191,21 @@ std::vector<std::pair<pid_t, int>> ProcessTree::exit_fds() const {
 
 std::vector<ProcessRecord> ProcessTree::records() const { return records_; }
 
+std::vector<pid_t> ProcessTree::live_members() const {
+  std::vector<pid_t> pids;
+  for (const auto& entry : live_) pids.push_back(entry.first);
+  return pids;
+}
+
+const ProcessRecord* ProcessTree::record_of(pid_t pid) const {
+  const auto found = index_.find(pid);
+  return found == index_.end() ? nullptr : &records_[found->second];
+}
+
+double ProcessTree::cpu_total_s() const {
+  double total = 0.0;
+  for (const ProcessRecord& record : records_) total += record.cpu_s;
+  return total;
+}
+
 }  // namespace dlreset::watch

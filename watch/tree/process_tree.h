@@ -30,6 +30,12 @@ class ProcessTree {
   pid_t root() const { return root_; }
 
   bool is_live_member(pid_t pid) const { return live_.count(pid) != 0; }
+  /// The live members, in pid order.
+  std::vector<pid_t> live_members() const;
+  /// The newest record of `pid`; null where it was never a member.
+  const ProcessRecord* record_of(pid_t pid) const;
+  /// The CPU time every member used, the ended ones included, as last read.
+  double cpu_total_s() const;
 
   /// `parent` forked `child` at `time_s`; ignored unless `parent` is a live member.
   void on_fork(pid_t parent, pid_t child, double time_s);

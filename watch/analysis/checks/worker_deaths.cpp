@@ -1,8 +1,9 @@
 // The worker-deaths check: every worker killed by a signal, and what ran out or who sent it, from
 // what the watcher sampled while the program ran (watch/tree/resource_sampler.h): `/dev/shm` for
 // a bus error, the kernel's OOM-kill count and the memory for a SIGKILL, the hook's shutdowns
-// for the rest. A worker that torch's own shutdown ended (exit 0, or the SIGTERM that
-// `_shutdown_workers` and multiprocessing's exit send to a worker slow to stop) is no death.
+// for the rest. No death is a worker that torch's own shutdown ended (exit 0, or the SIGTERM that
+// `_shutdown_workers` and multiprocessing's exit send to a worker slow to stop), nor one the watch
+// ended with a hung program (--on-hang stop).
 #include <fmt/format.h>
 #include <sys/wait.h>
 
@@ -173,6 +174,8 @@ void find(const CheckInput& input, Check& check, Findings& findings) {
     const ProcessRecord& record = result.processes[i];
     if (record.role != ProcessRole::worker || !record.end_s || !record.wait_status) continue;
     if (!WIFSIGNALED(*record.wait_status)) continue;
+    // The watch itself ended a hung program (--on-hang stop): its workers' ends are the watch's.
+    if (result.hang_stop_s && *record.end_s >= *result.hang_stop_s) continue;
     std::optional<WorkerDeath> death = judge(input, i, WTERMSIG(*record.wait_status));
     if (!death) continue;
     check.details.push_back(death->sentence);
