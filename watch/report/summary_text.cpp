@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "watch/analysis/checks/checks.h"
+#include "watch/analysis/fork_threads.h"
 #include "watch/analysis/wording.h"
 
 namespace dlreset::watch {
@@ -204,6 +205,8 @@ std::string summary_text(const WatchReport& report) {
                         plural(report.findings.peak.workers, "worker", "workers"), cause);
   }
   for (const std::string& sentence : finding_verdicts(report)) text += "  " + sentence + "\n";
+  // Information, not a finding: no gate holds it.
+  for (const ForkBesideThreads& fork : forks_beside_threads(report.python)) text += "  note: " + fork.sentence + ".\n";
   return text;
 }
 

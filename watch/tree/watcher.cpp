@@ -23,6 +23,7 @@
 #include "harness/sys/proc_stat.h"
 #include "harness/sys/unique_fd.h"
 #include "watch/hook/hook_channel.h"
+#include "watch/tree/fd_census.h"
 #include "watch/tree/launch.h"
 #include "watch/tree/proc_connector.h"
 #include "watch/tree/proc_poller.h"
@@ -387,6 +388,12 @@ class WatchLoop {
     if (!hook_) return;
     const std::size_t before = result_.hook_events.size();
     hook_->drain(result_.hook_events, sys::monotonic_s());
+    // A pass's start is where its process's descriptors are counted: once a pass, never a batch.
+    for (std::size_t i = before; i < result_.hook_events.size(); ++i) {
+      HookEvent& event = result_.hook_events[i];
+      const bool pass_start = event.kind == HookEventKind::iterator_made || event.kind == HookEventKind::iterator_reset;
+      if (pass_start && tree_->is_live_member(event.pid)) event.fds = count_fds(event.pid);
+    }
     if (options_.on_hook_event) {
       for (std::size_t i = before; i < result_.hook_events.size(); ++i) options_.on_hook_event(result_.hook_events[i]);
     }
