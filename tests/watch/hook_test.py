@@ -557,6 +557,31 @@ class HookTest(unittest.TestCase):
         self.assertEqual([(event["thread"], event["main_thread"], event["batches"], event["other_thread_calls"])
                           for event in waits], [("prefetch", False, 2, 4)] * 2)
 
+    def test_an_iterator_names_the_programs_threads_alive_as_its_workers_start(self):
+        # A thread of the program's beside the first iterator; the second starts beside the
+        # first's queue feeders and a persistent loader's pin-memory thread, which are the
+        # library's own and not named.
+        program = self.program("threads.py", """\
+            import threading
+            from torch.utils.data import DataLoader
+
+            done = threading.Event()
+            holder = threading.Thread(target=done.wait, name="holder")
+            holder.start()
+            first = iter(DataLoader(list(range(16)), batch_size=4, num_workers=2))
+            print(next(first).tolist())
+            done.set()
+            holder.join()
+            kept = iter(DataLoader(list(range(16)), batch_size=4, num_workers=1, pin_memory=True,
+                                   persistent_workers=True))
+            print([batch.tolist() for batch in kept])
+            print([batch.tolist() for batch in DataLoader(list(range(8)), batch_size=4, num_workers=1)])
+            del first
+            """)
+        events = self.assert_same_run([PYTHON, program])
+        made = self.of_kind(events, "iterator_made")
+        self.assertEqual([event["threads"] for event in made], [["holder"], [], []])
+
     def test_a_pass_still_open_at_exit_is_sent_then(self):
         program = self.program("open_pass.py", """\
             from torch.utils.data import DataLoader

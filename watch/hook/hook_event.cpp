@@ -183,6 +183,7 @@ std::optional<HookEvent> parse_hook_event(std::string_view datagram, double rece
   event.in_flight = integer<long>(object, "in_flight");
   event.ready = integer<long>(object, "ready");
   event.shut_down = flag(object, "shut_down");
+  event.threads = texts(object, "threads");
   event.how = text(object, "how");
   event.caller = text(object, "caller");
 

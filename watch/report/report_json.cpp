@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "watch/analysis/checks/checks.h"
+#include "watch/analysis/fork_threads.h"
 #include "watch/analysis/hang_view.h"
 #include "watch/analysis/input_wait.h"
 #include "watch/report/optional_json.h"
@@ -15,6 +16,10 @@ namespace dlreset::watch {
 namespace {
 
 double relative(const WatchReport& report, double time_s) { return since_watch_began(report, time_s); }
+
+nlohmann::json fds_json(const FdCounts& fds) {
+  return {{"pipes", fds.pipes}, {"sockets", fds.sockets}, {"anon_inodes", fds.anon_inodes}, {"files", fds.files}};
+}
 
 nlohmann::json python_json(const WatchReport& report) {
   const PythonView& python = report.python;
@@ -72,6 +77,8 @@ nlohmann::json python_json(const WatchReport& report) {
       entry["pending_epoch"] = optional_json(event.pending_epoch);
     }
     if (!event.where.empty()) entry["where"] = event.where + ": " + event.error;
+    if (!event.threads.empty()) entry["threads"] = event.threads;
+    if (event.fds) entry["fds"] = fds_json(*event.fds);
     events.push_back(entry);
   }
   return {{"hook", python.hook},
@@ -230,6 +237,44 @@ nlohmann::json worker_deaths_json(const WatchReport& report) {
   return deaths;
 }
 
+/// Each type of descriptor that grew at every pass, with the counts its verdict reads.
+nlohmann::json fd_growth_json(const WatchReport& report) {
+  nlohmann::json found = nlohmann::json::array();
+  for (const FdGrowth& growth : report.findings.fd_growth) {
+    nlohmann::json samples = nlohmann::json::array();
+    for (const auto& [event, count] : growth.samples) {
+      samples.push_back({{"event", event},
+                         {"t", relative(report, report.python.events[event].time_s)},
+                         {"count", count}});
+    }
+    found.push_back({{"pid", growth.pid},
+                     {"loader", growth.loader},
+                     {"type", plural_name(growth.type)},
+                     {"samples", samples},
+                     {"boundaries", growth.passes_after_first},
+                     {"growth", growth.growth},
+                     {"least", growth.least},
+                     {"most", growth.most},
+                     {"sentence", growth.sentence}});
+  }
+  return found;
+}
+
+/// Each loader whose fork workers started beside the program's own threads: a note, not a check.
+nlohmann::json fork_threads_json(const WatchReport& report) {
+  nlohmann::json found = nlohmann::json::array();
+  for (const ForkBesideThreads& fork : forks_beside_threads(report.python)) {
+    found.push_back({{"pid", fork.pid},
+                     {"loader", fork.loader},
+                     {"iterators", fork.iterators},
+                     {"workers", fork.workers},
+                     {"threads", fork.threads.size() + 1},
+                     {"other_threads", fork.threads},
+                     {"sentence", fork.sentence}});
+  }
+  return found;
+}
+
 }  // namespace
 
 nlohmann::json hangs_json(const WatchReport& report) {
@@ -347,6 +392,8 @@ nlohmann::json report_json(const WatchReport& report) {
           {"worker_deaths", worker_deaths_json(report)},
           {"hang_timeout_s", result.hang_timeout_s > 0 ? nlohmann::json(result.hang_timeout_s) : nlohmann::json()},
           {"hangs", hangs_json(report)},
+          {"fd_growth", fd_growth_json(report)},
+          {"fork_threads", fork_threads_json(report)},
           {"verdict", verdict(report)},
           {"findings", finding_verdicts(report)}};
 }

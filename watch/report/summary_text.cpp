@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "watch/analysis/checks/checks.h"
+#include "watch/analysis/fork_threads.h"
 #include "watch/analysis/hang_view.h"
 #include "watch/analysis/wording.h"
 
@@ -206,6 +207,8 @@ std::string summary_text(const WatchReport& report) {
                         plural(report.findings.peak.workers, "worker", "workers"), cause);
   }
   for (const std::string& sentence : finding_verdicts(report)) text += "  " + sentence + "\n";
+  // Information, not a finding: no gate holds it.
+  for (const ForkBesideThreads& fork : forks_beside_threads(report.python)) text += "  note: " + fork.sentence + ".\n";
   return text;
 }
 

@@ -23,6 +23,7 @@
 #include "harness/sys/proc_stat.h"
 #include "harness/sys/unique_fd.h"
 #include "watch/hook/hook_channel.h"
+#include "watch/tree/fd_census.h"
 #include "watch/tree/hang_response.h"
 #include "watch/tree/launch.h"
 #include "watch/tree/loop_signals.h"
@@ -381,8 +382,12 @@ class WatchLoop {
     if (!hook_) return;
     const std::size_t before = result_.hook_events.size();
     hook_->drain(result_.hook_events, sys::monotonic_s());
-    if (hangs_) {
-      for (std::size_t i = before; i < result_.hook_events.size(); ++i) hangs_->on_hook_event(result_.hook_events[i]);
+    // A pass's start is where its process's descriptors are counted: once a pass, never a batch.
+    for (std::size_t i = before; i < result_.hook_events.size(); ++i) {
+      HookEvent& event = result_.hook_events[i];
+      const bool pass_start = event.kind == HookEventKind::iterator_made || event.kind == HookEventKind::iterator_reset;
+      if (pass_start && tree_->is_live_member(event.pid)) event.fds = count_fds(event.pid);
+      if (hangs_) hangs_->on_hook_event(event);
     }
     if (options_.on_hook_event) {
       for (std::size_t i = before; i < result_.hook_events.size(); ++i) options_.on_hook_event(result_.hook_events[i]);

@@ -36,6 +36,9 @@ class HookState(object):
         self.latest_pass = {}
         # thread id -> a weak ref to the loader whose _get_iterator is running in it
         self.making = {}
+        # thread id -> the names of the other threads alive as that loader's iterator began
+        # (fields.other_threads), sent with its iterator_made
+        self.fork_threads = {}
         # iterator key -> the key of the loader it was made for
         self.iterator_loader = {}
         # the DataLoader subclasses already reported as defining _iterator themselves
