@@ -193,14 +193,16 @@ TEST(FdGrowth, TheCensusCountsAPipeAsTwoPipes) {
 
 TEST(FdGrowth, ALinkIsCountedByItsType) {
   FdCounts counts;
-  for (const char* link :
-       {"pipe:[812]", "socket:[9]", "anon_inode:[eventfd]", "/dev/shm/torch_1 (deleted)", "/dev/null", "pipe:[813]"}) {
+  for (const char* link : {"pipe:[812]", "socket:[9]", "anon_inode:[eventfd]", "/dev/shm/torch_1 (deleted)",
+                           "/dev/null", "pipe:[813]", "/memfd:torch (deleted)", "/data/train.idx"}) {
     counts.add(link);
   }
   EXPECT_EQ(counts.pipes, 2);
   EXPECT_EQ(counts.sockets, 1);
   EXPECT_EQ(counts.anon_inodes, 1);
   EXPECT_EQ(counts.files, 2);
+  // A batch's shared memory is counted apart: it follows the batches alive, not the loop.
+  EXPECT_EQ(counts.shared_memory, 2);
 }
 
 HookEvent made_beside(double t, const std::string& iterator, std::vector<std::string> threads,

@@ -105,6 +105,8 @@ TEST_F(Hang, ForkWorkersDeadlockedOnALockHeldAtTheForkAreStoppedButSpawnWorkersR
   const nlohmann::json& hang = bug.report["hangs"][0];
   EXPECT_EQ(stuck(hang, "worker of pid", "__getitem__ ("), 2) << bug.result.err;
   EXPECT_THAT(bug.result.err, HasSubstr("bug_class/hang.py, line"));
+  // The cause is told too: the workers were forked beside the thread that held the lock.
+  EXPECT_THAT(bug.result.err, HasSubstr("forked from a process with 2 threads ('holder' and"));
 
   const Watched fixed = watch_case("lock", true, "--hang-timeout 8");
   ASSERT_FALSE(fixed.report.empty()) << fixed.result.err;

@@ -14,7 +14,11 @@ struct FdCounts {
   long pipes = 0;        ///< "pipe:[N]": a multiprocessing queue's or a worker's pipe.
   long sockets = 0;      ///< "socket:[N]".
   long anon_inodes = 0;  ///< "anon_inode:[eventfd]", "anon_inode:[eventpoll]", ...
-  long files = 0;        ///< Anything else: a path (a file, a device, /dev/shm's memory).
+  long files = 0;        ///< Anything else: a path (a file, a device).
+  /// A tensor's shared memory ("/dev/shm/torch_...", "/memfd:..."), which torch's file_descriptor
+  /// strategy keeps open while the batch lives: its count follows the batches the program holds
+  /// at that moment, not its loop, so it is kept apart and never judged as piling up.
+  long shared_memory = 0;
 
   /// The count of one type.
   long of(FdType type) const {
@@ -35,6 +39,8 @@ struct FdCounts {
       ++sockets;
     } else if (link.substr(0, 11) == "anon_inode:") {
       ++anon_inodes;
+    } else if (link.substr(0, 9) == "/dev/shm/" || link.substr(0, 7) == "/memfd:") {
+      ++shared_memory;
     } else {
       ++files;
     }

@@ -18,7 +18,11 @@ namespace {
 double relative(const WatchReport& report, double time_s) { return since_watch_began(report, time_s); }
 
 nlohmann::json fds_json(const FdCounts& fds) {
-  return {{"pipes", fds.pipes}, {"sockets", fds.sockets}, {"anon_inodes", fds.anon_inodes}, {"files", fds.files}};
+  return {{"pipes", fds.pipes},
+          {"sockets", fds.sockets},
+          {"anon_inodes", fds.anon_inodes},
+          {"files", fds.files},
+          {"shared_memory", fds.shared_memory}};
 }
 
 nlohmann::json python_json(const WatchReport& report) {

@@ -44,9 +44,7 @@ const char* cause(FdType type) {
              "referenced keeps its pipes (torch's atexit hook with persistent_workers and pin_memory, pytorch#91252)";
     case FdType::socket: return "each pass opens sockets that are not closed (a process group, a connection)";
     case FdType::anon_inode: return "each pass makes eventfds or epolls that are not closed";
-    case FdType::file:
-      return "each pass opens files that are not closed (a dataset's handles, or batches in shared memory still "
-             "referenced)";
+    case FdType::file: return "each pass opens files that are not closed (a dataset's handles, a log)";
   }
   return "";
 }
