@@ -3,7 +3,8 @@
 # loud and non-zero when apt-get fails. Safe to run again and again. Extra package names given as
 # arguments are checked and installed the same way. dpkg-dev (dpkg-shlibdeps) and file are what
 # CPack's DEB generator needs for ci/package.sh, lintian what ci/check-package.sh runs, pyflakes3
-# what the lint label runs over the Python.
+# what the lint label runs over the Python, elfutils the eu-stack that reads a hung program's native
+# stacks (dlreset watch --hang-timeout).
 set -euo pipefail
 
 packages=(
@@ -18,6 +19,7 @@ packages=(
   dataset-fashion-mnist
   dpkg-dev file lintian
   pyflakes3
+  elfutils
   "$@"
 )
 

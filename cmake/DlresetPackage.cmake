@@ -12,8 +12,9 @@ set(CPACK_DEBIAN_MAIN_PACKAGE_NAME dlreset)
 set(CPACK_DEBIAN_WATCH_PACKAGE_NAME dlreset-watch)
 set(CPACK_DEBIAN_MAIN_PACKAGE_DEPENDS "dlreset-watch (= ${PROJECT_VERSION})")
 set(CPACK_DEBIAN_WATCH_PACKAGE_SECTION devel)
-# The examples it installs are torch programs; the watcher itself runs any program.
-set(CPACK_DEBIAN_WATCH_PACKAGE_SUGGESTS "python3-torch")
+# The examples it installs are torch programs; the watcher itself runs any program, and reads a
+# hung one's native stacks with eu-stack or gdb.
+set(CPACK_DEBIAN_WATCH_PACKAGE_SUGGESTS "python3-torch, elfutils | gdb")
 set(CPACK_COMPONENT_WATCH_DESCRIPTION "is my training loop killing its DataLoader workers?
 dlreset-watch runs a training program (Python or not, one process or a
 torchrun job) and follows its process tree from outside: it groups the

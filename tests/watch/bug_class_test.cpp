@@ -111,11 +111,21 @@ INSTANTIATE_TEST_SUITE_P(
                 counts(2, {{"late_set_epoch", 1}}),
                 counts(2),
                 {"set_epoch(2) on sampler S1", "with epoch 0", "replays epoch 0's order"}},
+        // A new persistent loader each epoch whose workers atexit keeps: 2 pipes a worker pile
+        // up at each of the 3 epochs after the first.
+        BugCase{"pytorch_91252",
+                "--expect-clean --max-fd-growth 0",
+                counts(2, {{"fd_growth", 12}}),
+                counts(2),
+                {"Descriptors piled up at every pass: pipes grew by 4 a pass in pid ",
+                 "12 descriptors piled up in pid ", "more than the 0 allowed (--max-fd-growth)"}},
         // A new persistent eval loader at each of three evaluations: the first two keep their
-        // workers, so the train loader's 2 and three eval loaders' 2 each are alive at the end.
+        // workers, so the train loader's 2 and three eval loaders' 2 each are alive at the end,
+        // and each left running keeps 10 pipes (its queues, its workers'), counted at the train
+        // loader's next 2 passes.
         BugCase{"transformers_28469",
                 "--expect-clean",
-                counts(8, {{"leaked_workers", 4}}),
+                counts(8, {{"leaked_workers", 4}, {"fd_growth", 20}}),
                 counts(4),
                 {"4 workers were leaked", "a loader of the same kind, still had 2 alive"}}),
     case_name);

@@ -17,6 +17,7 @@ side by side.
 import argparse
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -556,6 +557,31 @@ class HookTest(unittest.TestCase):
         self.assertEqual([(event["thread"], event["main_thread"], event["batches"], event["other_thread_calls"])
                           for event in waits], [("prefetch", False, 2, 4)] * 2)
 
+    def test_an_iterator_names_the_programs_threads_alive_as_its_workers_start(self):
+        # A thread of the program's beside the first iterator; the second starts beside the
+        # first's queue feeders and a persistent loader's pin-memory thread, which are the
+        # library's own and not named.
+        program = self.program("threads.py", """\
+            import threading
+            from torch.utils.data import DataLoader
+
+            done = threading.Event()
+            holder = threading.Thread(target=done.wait, name="holder")
+            holder.start()
+            first = iter(DataLoader(list(range(16)), batch_size=4, num_workers=2))
+            print(next(first).tolist())
+            done.set()
+            holder.join()
+            kept = iter(DataLoader(list(range(16)), batch_size=4, num_workers=1, pin_memory=True,
+                                   persistent_workers=True))
+            print([batch.tolist() for batch in kept])
+            print([batch.tolist() for batch in DataLoader(list(range(8)), batch_size=4, num_workers=1)])
+            del first
+            """)
+        events = self.assert_same_run([PYTHON, program])
+        made = self.of_kind(events, "iterator_made")
+        self.assertEqual([event["threads"] for event in made], [["holder"], [], []])
+
     def test_a_pass_still_open_at_exit_is_sent_then(self):
         program = self.program("open_pass.py", """\
             from torch.utils.data import DataLoader
@@ -569,6 +595,52 @@ class HookTest(unittest.TestCase):
         events = self.assert_same_run([PYTHON, program])
         waits = self.of_kind(events, "pass_waits")
         self.assertEqual(sorted((event["batches"], event["end"]) for event in waits), [(2, "exit"), (3, "exit")])
+
+    def test_a_hang_watch_changes_nothing_the_program_sees_and_its_stacks_go_to_the_watchers_file(self):
+        # What `dlreset watch --hang-timeout` gives the program: beats every 50 ms at most, and
+        # faulthandler on SIGRTMIN+11 writing to a file of the watcher's.
+        stacks = os.path.join(self.dir, "stacks")
+        environment = dict(os.environ, DLRESET_WATCH_HANG="0.05,%d,%s" % (signal.SIGRTMIN + 11, stacks))
+        program = self.program("hang_watch.py", """\
+            import signal
+            import sys
+            import time
+            from torch.utils.data import DataLoader, Dataset
+
+            class Slow(Dataset):
+                def __len__(self):
+                    return 8
+                def __getitem__(self, index):
+                    time.sleep(0.03)
+                    return index
+
+            loader = DataLoader(Slow(), batch_size=2, num_workers=2)
+            for epoch in range(3):
+                print(epoch, [batch.tolist() for batch in loader])
+            print(signal.getsignal(signal.SIGRTMIN + 11), sorted(sys.modules))
+            """)
+        events = self.assert_same_run([PYTHON, program], env=environment)
+        begun = self.of_kind(events, "pass_begun")
+        self.assertEqual(sorted(event["pass"] for event in begun), [1, 1, 1])
+        for beat in self.of_kind(events, "pass_beat"):
+            self.assertIn(beat["batches"], range(1, 5))
+        self.assertFalse(os.path.exists(stacks) and os.path.getsize(stacks))
+
+        # Signalled, a watched process writes every thread's stack to the file, and nothing to its
+        # own streams, and goes on.
+        signalled = self.program("signalled.py", """\
+            import os
+            import signal
+            import torch.utils.data
+            os.kill(os.getpid(), signal.SIGRTMIN + 11)
+            print("alive")
+            """)
+        run = self.run_program([PYTHON, signalled], watched=True, env=environment)
+        self.assertEqual((run.returncode, run.stdout, run.stderr), (0, "alive\n", ""))
+        with open(stacks) as written:
+            dump = written.read()
+        self.assertEqual(dump.count("Current thread 0x"), 1, dump)
+        self.assertIn('signalled.py", line 4 in <module>', dump)
 
     def test_each_worker_says_it_is_ready_once_fork_and_spawn(self):
         program = self.program("ready.py", """\

@@ -2,6 +2,8 @@
 // table in watch/analysis/checks/checks.h, each check in its own file beside it.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -11,6 +13,7 @@
 #include "watch/analysis/generations.h"
 #include "watch/analysis/input_wait.h"
 #include "watch/analysis/python_view.h"
+#include "watch/hook/fd_counts.h"
 #include "watch/tree/watcher.h"
 
 namespace dlreset::watch {
@@ -51,6 +54,34 @@ struct LivePeak {
 /// ended": why the peak was higher than the loaders' workers; empty where no pass overlapped.
 std::string overlap_cause(const LivePeak& peak);
 
+/// A worker killed by a signal, and what the watcher's evidence says ran out or sent it.
+struct WorkerDeath {
+  std::size_t record = 0;  ///< Its index in the watch's processes (whose `evidence` it reads).
+  int signal = 0;
+  /// Who or what: "shm" (a bus error: /dev/shm), "oom" (the kernel's OOM killer), "outside"
+  /// (sent from outside the program), "crash" (the worker's own fault), "shutdown" (while the
+  /// program shut it down).
+  std::string cause;
+  std::optional<std::size_t> shutdown_event;  ///< The hook's `_shutdown_workers` of its iterator before it.
+  std::string sentence;                       ///< What the summary says of it.
+};
+
+/// One type of descriptor that grew at every pass of one process's loaders of one kind (the
+/// fd_growth check's, which the JSON shows).
+struct FdGrowth {
+  pid_t pid = 0;
+  std::string loader;  ///< The kind's first loader ("L1"); empty where the hook did not name it.
+  FdType type = FdType::pipe;
+  /// Each pass of the kind, in order: its begin event (an index into the hook events) and the
+  /// type's count there.
+  std::vector<std::pair<std::size_t, long>> samples;
+  long passes_after_first = 0;  ///< The boundaries the growth was counted over.
+  long growth = 0;              ///< Summed over those boundaries: what piled up over the job.
+  long least = 0;               ///< The least and the most it grew at one boundary.
+  long most = 0;
+  std::string sentence;  ///< What the summary says of it.
+};
+
 /// Every check of the table, in its order, with nothing found yet.
 std::vector<Check> unfound_checks();
 
@@ -72,6 +103,11 @@ struct Findings {
   int respawns_without_cause = 0;  ///< Respawns whose old workers the hook did not see stopped.
   /// The loop's waits for data (the input_wait check's measure, which its summary and JSON show).
   InputWait input_wait;
+  /// The workers killed by a signal, each with its evidence (the worker_deaths check's, which
+  /// the JSON shows).
+  std::vector<WorkerDeath> worker_deaths;
+  /// The descriptors that grew at every pass (the fd_growth check's, which the JSON shows).
+  std::vector<FdGrowth> fd_growth;
 
   /// The check named `name`; throws std::logic_error where the table has none of that name.
   const Check& check(const std::string& name) const;

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "watch/analysis/generations.h"
+#include "watch/analysis/hang_view.h"
 #include "watch/analysis/watch_report.h"
 
 namespace dlreset::watch {
@@ -14,10 +15,25 @@ void LiveLines::attach(WatchOptions& watch_options) {
                                    double now_s) {
     if (respawns_) (*respawns_)(records, epoch_marks_s, now_s, iterators_made_);
   };
+  watch_options.on_hang = [this](const HangRecord& hang) { hung(hang); };
   watch_options.on_hook_event = [this](const HookEvent& event) {
     if (event.kind == HookEventKind::iterator_made) iterators_made_.push_back(event);
     if (resets_) (*resets_)(event);
   };
+}
+
+void LiveLines::hung(const HangRecord& hang) const {
+  // Where the program goes on (--on-hang report), its stacks are news now, not at its end.
+  const bool going_on = options_.on_hang != "stop";
+  std::cerr << options_.program_name << ": the program is hung: " << hang_words(hang.sign) << "; "
+            << (going_on ? "every process's stack follows, and the watch goes on.\n"
+                         : "the watch ends it; every process's stack is in the summary.\n");
+  if (!going_on) return;
+  for (const ProcessStacks& stacks : hang.stacks) {
+    std::cerr << "  pid " << stacks.pid << ": "
+              << (stacks.source.empty() ? "no stacks: " + stacks.why_none + "\n" : stacks.source + " stacks:\n")
+              << stacks.text;
+  }
 }
 
 void LiveLines::ready(pid_t root, WatchMode mode, double origin_s) {

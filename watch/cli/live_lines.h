@@ -25,6 +25,8 @@ class LiveLines {
 
  private:
   void ready(pid_t root, WatchMode mode, double origin_s);
+  /// A hang, as it is seen.
+  void hung(const HangRecord& hang) const;
 
   const WatchCommandOptions& options_;
   std::optional<LiveRespawns> respawns_;

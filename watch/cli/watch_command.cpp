@@ -100,6 +100,20 @@ void add_target_options(CLI::App& watch, cli::AcceptedValues& accepted, WatchCom
                    "through the watcher unchanged; PYTHONUNBUFFERED=1 is set so Python prints line by line");
 }
 
+/// The hang watchdog: --hang-timeout, --on-hang.
+void add_hang_options(CLI::App& watch, cli::AcceptedValues& accepted, WatchCommandOptions& options) {
+  accepted.add(watch.add_option("--hang-timeout", options.hang_timeout_s,
+                                "Call the program hung when, for this many seconds, no loader of a process with an "
+                                "iterator in progress hands out a batch (where the Python hook is on and torch is "
+                                "imported), or else the whole process tree uses no CPU; then print every "
+                                "process's stack (Python's through the hook, native ones with eu-stack or gdb)"),
+               cli::finite_number_in(0.1, 604800.0));
+  accepted.add_shown(watch.add_option("--on-hang", options.on_hang,
+                                      "What a hang does: stop (end the program, exit status 124) or report (say so "
+                                      "and go on watching)"),
+                     cli::one_of({"stop", "report"}));
+}
+
 /// What the watch writes and what it puts in the program: --json, --events, --no-python-trace.
 void add_output_options(CLI::App& watch, cli::AcceptedValues& accepted, WatchCommandOptions& options,
                         WatchFlags& flags) {
@@ -170,6 +184,7 @@ void add_watch_options(WatchCommandLine& command, const std::string& usage) {
   cli::AcceptedValues& accepted = command.accepted;
   add_target_options(watch, accepted, command.options);
   add_output_options(watch, accepted, command.options, command.flags);
+  add_hang_options(watch, accepted, command.options);
   add_gate_options(watch, accepted, command.options.gates, command.flags.expect_clean);
   accepted.add_switch(
       watch.add_flag("--no-live", command.flags.no_live,
@@ -190,9 +205,10 @@ void add_watch_options(WatchCommandLine& command, const std::string& usage) {
                   "--json report; {0} merge --help lists its options)\n"
                   "Exit status: 0 when the program succeeded and every gate held; the program's own when it "
                   "failed (128 + N for a signal, 127: not found, 126: cannot run; its own {1} is reported as 1); "
+                  "{2} when the watch ended a hung program (its own {2} is then reported as 1); "
                   "{1} when the program succeeded and a gate failed; 1 when a report could not be written; 2 for "
                   "bad input. docs/watch.md has the details.",
-                  usage, kExitGateFailed));
+                  usage, kExitGateFailed, kExitHung));
   watch.allow_extras();
 }
 
@@ -200,7 +216,8 @@ std::string watch_man_page_sections() {
   return fmt::format(".SH EXIT STATUS\n"
                      "0 when the program succeeded and every gate held; the program's own status when it failed "
                      "(128 + N for signal N, 127 for a command not found, 126 for one that cannot run; a program's "
-                     "own {0} is reported as 1); {0} when the program succeeded and a gate failed; 1 when a report "
+                     "own {0} is reported as 1); {1} when the watch ended a hung program (its own {1} is then reported "
+                     "as 1); {0} when the program succeeded and a gate failed; 1 when a report "
                      "could not be written; 2 for a bad flag or value.\n"
                      ".SH MULTI-NODE JOBS\n"
                      "A job on several machines runs one watcher a node, each with its own \\-\\-json report. "
@@ -223,7 +240,7 @@ std::string watch_man_page_sections() {
                      ".TP\n.I /usr/share/dlreset/python/_dlreset_hook/\n"
                      "The Python hook's channel, state and patches, which the bootstrap loads.\n"
                      ".SH SEE ALSO\ndlreset(1); docs/watch.md in the docs of dlreset.\n",
-                     kExitGateFailed);
+                     kExitGateFailed, kExitHung);
 }
 
 std::vector<std::string> split_command(int& argc, char** argv, int first) {
@@ -273,6 +290,8 @@ std::optional<int> watcher_options(const WatchCommandOptions& options, WatchOpti
   watch_options.attach_pid = options.pid;
   watch_options.mode = parse_mode(options.mode);
   watch_options.poll_ms = options.poll_ms;
+  watch_options.hang_timeout_s = options.hang_timeout_s;
+  watch_options.stop_on_hang = options.on_hang == "stop";
   if (!options.epoch_regex.empty()) {
     try {
       watch_options.epoch_regex.emplace(options.epoch_regex, std::regex::ECMAScript);
@@ -305,6 +324,12 @@ int program_status(const WatchCommandOptions& options, const WatchReport& report
                              options.program_name, kExitGateFailed, cli::kExitFailure);
     status = cli::kExitFailure;
   }
+  if (options.hang_timeout_s > 0 && status == kExitHung) {
+    std::cerr << fmt::format("{}: the program itself exited {}, the status kept for a hang; reported as {}.\n",
+                             options.program_name, kExitHung, cli::kExitFailure);
+    status = cli::kExitFailure;
+  }
+  if (report.result.hang_stop_s) status = kExitHung;
   return status;
 }
 

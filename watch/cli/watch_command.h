@@ -31,6 +31,11 @@ inline constexpr const char* kWatchDescription =
 /// itself exits with it is reported as 1, so this status always means a gate.
 inline constexpr int kExitGateFailed = 99;
 
+/// The exit status of a watch that ended a hung program (--hang-timeout, --on-hang stop), as
+/// timeout(1) ends a command that ran too long. With --hang-timeout, a program that itself exits
+/// with it is reported as 1, so this status always means a hang.
+inline constexpr int kExitHung = 124;
+
 /// A gate: a check's count (or its measure, CheckFlags::limit) may be at most `limit`; -1: no
 /// gate.
 struct Gate {
@@ -76,6 +81,8 @@ struct WatchCommandOptions {
   /// sets its gate to 0; --expect-clean sets those of the checks it names.
   std::vector<Gate> gates = unset_gates();
   int generation_window_ms = 1000;
+  double hang_timeout_s = 0.0;                 ///< --hang-timeout; 0: no hang watch.
+  std::string on_hang = "stop";                ///< --on-hang: stop or report.
   bool live = true;                            ///< A line on stderr at each respawn and reset, as it is found.
   bool python_trace = true;                    ///< Put the Python hook in the program's Python processes.
   std::string program_name = "dlreset watch";  ///< How messages name the command.
@@ -124,8 +131,8 @@ std::string watch_man_page_sections();
 
 /// Watches and prints the summary on stderr. Exit status: the program's own when it failed (128
 /// + N for a signal, 127 for a command not found, 126 for one that cannot run; its own 99 is
-/// reported as 1); 99 when it succeeded and a gate failed; 1 when a report could not be
-/// written; 2 for bad input.
+/// reported as 1); 124 when it hung and the watch ended it; 99 when it succeeded and a gate
+/// failed; 1 when a report could not be written; 2 for bad input.
 int watch_command(const WatchCommandOptions& options);
 
 }  // namespace dlreset::watch

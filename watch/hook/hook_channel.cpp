@@ -88,6 +88,7 @@ HookChannel::HookChannel(int fd, std::string directory, std::string path)
 HookChannel::~HookChannel() {
   ::close(fd_);
   ::unlink(path_.c_str());
+  ::unlink(stacks_path().c_str());
   ::rmdir(directory_.c_str());
 }
 

@@ -14,6 +14,8 @@ namespace dlreset::watch {
 
 /// The variable that carries the socket's path to the hook.
 inline constexpr const char* kHookSocketVariable = "DLRESET_WATCH_SOCKET";
+/// With --hang-timeout: "BEAT_S,SIGNAL,PATH" (watch/tree/hang_response.h).
+inline constexpr const char* kHookHangVariable = "DLRESET_WATCH_HANG";
 
 /// Where the hook's files lie, its sitecustomize.py and its package `_dlreset_hook/` beside it:
 /// DLRESET_WATCH_HOOK_DIR when set, else `share/dlreset/python` beside the running binary's
@@ -31,6 +33,9 @@ class HookChannel {
 
   int fd() const { return fd_; }
   const std::string& path() const { return path_; }
+  /// The file in the socket's directory where the hooks write their stacks for a hang
+  /// (--hang-timeout); removed with the directory.
+  std::string stacks_path() const { return directory_ + "/stacks"; }
 
   /// Reads every datagram waiting, without blocking, and appends the events it parses.
   void drain(std::vector<HookEvent>& events, double now_s);

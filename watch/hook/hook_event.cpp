@@ -28,6 +28,8 @@ constexpr KindName kKindNames[] = {
     {HookEventKind::set_epoch, "set_epoch"},
     {HookEventKind::pass_waits, "pass_waits"},
     {HookEventKind::worker_ready, "worker_ready"},
+    {HookEventKind::pass_begun, "pass_begun"},
+    {HookEventKind::pass_beat, "pass_beat"},
 };
 
 std::string text(const nlohmann::json& object, const char* key) {
@@ -181,6 +183,7 @@ std::optional<HookEvent> parse_hook_event(std::string_view datagram, double rece
   event.in_flight = integer<long>(object, "in_flight");
   event.ready = integer<long>(object, "ready");
   event.shut_down = flag(object, "shut_down");
+  event.threads = texts(object, "threads");
   event.how = text(object, "how");
   event.caller = text(object, "caller");
 
@@ -206,6 +209,10 @@ std::optional<HookEvent> parse_hook_event(std::string_view datagram, double rece
 
   if (event.kind == HookEventKind::pass_waits && (event.iterator.empty() || !read_waits(object, event.waits))) {
     return std::nullopt;
+  }
+  if (event.kind == HookEventKind::pass_begun || event.kind == HookEventKind::pass_beat) {
+    event.waits.pass = integer<long>(object, "pass").value_or(0);
+    event.waits.batches = integer<long>(object, "batches").value_or(0);
   }
   event.worker_id = integer<int>(object, "worker_id");
 

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "watch/hook/fd_counts.h"
+
 namespace dlreset::watch {
 
 /// What a DataLoader was made with, as the hook read it: the settings that tell loaders apart.
@@ -43,6 +45,8 @@ enum class HookEventKind {
   set_epoch,         ///< A DistributedSampler's epoch was set.
   pass_waits,        ///< A pass of an iterator ended: the time its loop spent in next() and between calls.
   worker_ready,      ///< A DataLoader worker has its dataset and is about to fetch its first batch.
+  pass_begun,        ///< --hang-timeout: a pass began (its pass number in waits.pass).
+  pass_beat,         ///< --hang-timeout: a pass hands out batches (waits.batches so far).
   unknown,           ///< A kind this watcher does not know (a newer hook).
 };
 
@@ -115,6 +119,14 @@ struct HookEvent {
   bool shut_down = false;  ///< Its workers had been shut down already.
   std::string how;         ///< iterator_dropped: "None", "replaced" or "deleted".
   std::string caller;      ///< workers_shutdown: the function that called it ("__del__").
+  /// iterator_made of a loader with workers: the names of the Python threads alive beside the
+  /// one that made it, just before its workers were started, but multiprocessing's queue feeders
+  /// and torch's pin-memory threads (docs/watch.md, "Workers forked beside threads").
+  std::vector<std::string> threads;
+  /// iterator_made and iterator_reset (a pass's start): the process's open descriptors as the
+  /// watcher counted them when the event arrived, not the hook; empty where /proc could not
+  /// tell.
+  std::optional<FdCounts> fds;
 
   // The sampler.
   std::string sampler;  ///< "S1", ...

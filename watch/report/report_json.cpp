@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "watch/analysis/checks/checks.h"
+#include "watch/analysis/fork_threads.h"
+#include "watch/analysis/hang_view.h"
 #include "watch/analysis/input_wait.h"
 #include "watch/report/optional_json.h"
 #include "watch/report/summary_text.h"
@@ -14,6 +16,14 @@ namespace dlreset::watch {
 namespace {
 
 double relative(const WatchReport& report, double time_s) { return since_watch_began(report, time_s); }
+
+nlohmann::json fds_json(const FdCounts& fds) {
+  return {{"pipes", fds.pipes},
+          {"sockets", fds.sockets},
+          {"anon_inodes", fds.anon_inodes},
+          {"files", fds.files},
+          {"shared_memory", fds.shared_memory}};
+}
 
 nlohmann::json python_json(const WatchReport& report) {
   const PythonView& python = report.python;
@@ -71,6 +81,8 @@ nlohmann::json python_json(const WatchReport& report) {
       entry["pending_epoch"] = optional_json(event.pending_epoch);
     }
     if (!event.where.empty()) entry["where"] = event.where + ": " + event.error;
+    if (!event.threads.empty()) entry["threads"] = event.threads;
+    if (event.fds) entry["fds"] = fds_json(*event.fds);
     events.push_back(entry);
   }
   return {{"hook", python.hook},
@@ -194,7 +206,110 @@ nlohmann::json input_wait_json(const WatchReport& report) {
           {"passes", passes}};
 }
 
+/// Each worker killed by a signal, with the evidence its verdict reads.
+nlohmann::json worker_deaths_json(const WatchReport& report) {
+  nlohmann::json deaths = nlohmann::json::array();
+  for (const WorkerDeath& death : report.findings.worker_deaths) {
+    const ProcessRecord& worker = report.result.processes[death.record];
+    const DeathEvidence& evidence = worker.evidence;
+    nlohmann::json oom = nlohmann::json::array();
+    for (const OomCount& count : evidence.oom) {
+      oom.push_back({{"source", count.source}, {"before", count.before}, {"at_exit", count.at_exit}});
+    }
+    nlohmann::json shm;
+    if (evidence.shm) {
+      shm = {{"t", relative(report, evidence.shm->time_s)},
+             {"used_bytes", evidence.shm->used_bytes},
+             {"size_bytes", evidence.shm->size_bytes}};
+    }
+    nlohmann::json shutdown_t;
+    if (death.shutdown_event) shutdown_t = relative(report, report.python.events[*death.shutdown_event].time_s);
+    deaths.push_back({{"pid", worker.pid},
+                      {"loader", worker.loader_key},
+                      {"t", relative(report, *worker.end_s)},
+                      {"signal", death.signal},
+                      {"cause", death.cause},
+                      {"rss_bytes", optional_json(evidence.rss_bytes)},
+                      {"tree_rss_bytes", optional_json(evidence.tree_rss_bytes)},
+                      {"sampled_t",
+                       evidence.sampled_s ? nlohmann::json(relative(report, *evidence.sampled_s)) : nlohmann::json()},
+                      {"shm", shm},
+                      {"oom_kill", oom},
+                      {"shutdown_t", shutdown_t},
+                      {"sentence", death.sentence}});
+  }
+  return deaths;
+}
+
+/// Each type of descriptor that grew at every pass, with the counts its verdict reads.
+nlohmann::json fd_growth_json(const WatchReport& report) {
+  nlohmann::json found = nlohmann::json::array();
+  for (const FdGrowth& growth : report.findings.fd_growth) {
+    nlohmann::json samples = nlohmann::json::array();
+    for (const auto& [event, count] : growth.samples) {
+      samples.push_back({{"event", event},
+                         {"t", relative(report, report.python.events[event].time_s)},
+                         {"count", count}});
+    }
+    found.push_back({{"pid", growth.pid},
+                     {"loader", growth.loader},
+                     {"type", plural_name(growth.type)},
+                     {"samples", samples},
+                     {"boundaries", growth.passes_after_first},
+                     {"growth", growth.growth},
+                     {"least", growth.least},
+                     {"most", growth.most},
+                     {"sentence", growth.sentence}});
+  }
+  return found;
+}
+
+/// Each loader whose fork workers started beside the program's own threads: a note, not a check.
+nlohmann::json fork_threads_json(const WatchReport& report) {
+  nlohmann::json found = nlohmann::json::array();
+  for (const ForkBesideThreads& fork : forks_beside_threads(report.python)) {
+    found.push_back({{"pid", fork.pid},
+                     {"loader", fork.loader},
+                     {"iterators", fork.iterators},
+                     {"workers", fork.workers},
+                     {"threads", fork.threads.size() + 1},
+                     {"other_threads", fork.threads},
+                     {"sentence", fork.sentence}});
+  }
+  return found;
+}
+
 }  // namespace
+
+nlohmann::json hangs_json(const WatchReport& report) {
+  nlohmann::json hangs = nlohmann::json::array();
+  for (const HangRecord& hang : report.result.hangs) {
+    nlohmann::json processes = nlohmann::json::array();
+    for (const ProcessHang& process : describe_hang(report, hang)) {
+      nlohmann::json threads = nlohmann::json::array();
+      for (const ThreadStack& thread : process.threads)
+        threads.push_back({{"name", thread.name}, {"frames", thread.frames}});
+      processes.push_back({{"pid", process.pid},
+                           {"role", process.role},
+                           {"source", process.source},
+                           {"stuck_in", process.stuck_in},
+                           {"called_from", process.called_from},
+                           {"why_none", process.why_none},
+                           {"threads", threads}});
+    }
+    const HangSign& sign = hang.sign;
+    hangs.push_back({{"t", relative(report, sign.time_s)},
+                     {"rule", to_string(sign.rule)},
+                     {"quiet_s", sign.quiet_s},
+                     {"pid", sign.pid},
+                     {"iterator", sign.iterator},
+                     {"pass", sign.pass},
+                     {"batches", sign.batches},
+                     {"stopped", hang.stopped},
+                     {"processes", processes}});
+  }
+  return hangs;
+}
 
 nlohmann::json report_json(const WatchReport& report) {
   const WatchResult& result = report.result;
@@ -278,6 +393,11 @@ nlohmann::json report_json(const WatchReport& report) {
           {"checks", checks_json(report)},
           {"python", python_json(report)},
           {"input_wait", input_wait_json(report)},
+          {"worker_deaths", worker_deaths_json(report)},
+          {"hang_timeout_s", result.hang_timeout_s > 0 ? nlohmann::json(result.hang_timeout_s) : nlohmann::json()},
+          {"hangs", hangs_json(report)},
+          {"fd_growth", fd_growth_json(report)},
+          {"fork_threads", fork_threads_json(report)},
           {"verdict", verdict(report)},
           {"findings", finding_verdicts(report)}};
 }

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "watch/analysis/checks/checks.h"
+#include "watch/analysis/fork_threads.h"
+#include "watch/analysis/hang_view.h"
 #include "watch/analysis/wording.h"
 
 namespace dlreset::watch {
@@ -193,6 +195,7 @@ std::string summary_text(const WatchReport& report) {
                         result.events_lost);
   }
   text += findings_summary(report);
+  for (const HangRecord& hang : result.hangs) text += hang_text(report, hang, /*stacks=*/true);
   text += "  " + verdict(report) + "\n";
   if (const std::string cause = overlap_cause(report.findings.peak); !cause.empty()) {
     // Ordinary torch, said plainly so that the peak is not taken for a leak: a pass's workers end
@@ -204,6 +207,8 @@ std::string summary_text(const WatchReport& report) {
                         plural(report.findings.peak.workers, "worker", "workers"), cause);
   }
   for (const std::string& sentence : finding_verdicts(report)) text += "  " + sentence + "\n";
+  // Information, not a finding: no gate holds it.
+  for (const ForkBesideThreads& fork : forks_beside_threads(report.python)) text += "  note: " + fork.sentence + ".\n";
   return text;
 }
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "watch/tree/death_evidence.h"
+
 namespace dlreset::watch {
 
 /// What a process is to the program being watched (see worker_classifier.h for the rules).
@@ -74,6 +76,9 @@ struct ProcessRecord {
   std::optional<bool> meant_to_last;
   ProcessRole role = ProcessRole::other;
   WorkerStart start = WorkerStart::none;
+  /// What was last sampled of its resources before its end, and the OOM-kill counts around it:
+  /// what tells a death by a signal (empty until it ends).
+  DeathEvidence evidence;
 };
 
 /// "exit 0", "exit 3", "signal 9 (Killed)", or "unknown".

@@ -1,5 +1,8 @@
 #include "watch/tree/process_tree.h"
 
+#include <fcntl.h>
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -46,6 +49,7 @@ ProcessRecord& ProcessTree::add(pid_t pid, pid_t parent, double start_s) {
   Member& member = live_[pid];
   member.stat_fd.reset(sys::open_proc_stat(pid));
   if (use_exit_fds_) member.pid_fd.reset(sys::open_pidfd(pid));
+  member.statm_fd.reset(::open(("/proc/" + std::to_string(pid) + "/statm").c_str(), O_RDONLY | O_CLOEXEC));
   return records_.back();
 }
 
@@ -80,6 +84,8 @@ void ProcessTree::on_exec(pid_t pid, double time_s) {
   ++changes_;
   record.exec_seen = true;
   record.exec_s = time_s;
+  // A program may move itself into a cgroup before its exec (`echo $$ > cgroup.procs; exec ...`).
+  live_.at(pid).oom_file_known = false;
   if (std::string cmdline = sys::read_cmdline(pid); !cmdline.empty()) record.cmdline = cmdline;
   if (const std::optional<sys::ProcStat> stat = sys::read_proc_stat(live_.at(pid).stat_fd.get())) {
     record.comm = stat->comm;
@@ -95,6 +101,10 @@ void ProcessTree::on_exit(pid_t pid, double time_s, std::optional<int> wait_stat
   }
   record.end_s = time_s;
   if (wait_status) record.wait_status = wait_status;
+  // The OOM-kill counts are read again only for a death by a signal: a job of many short
+  // processes (a shell's, a compiler's) must not pay two reads an exit.
+  const bool signalled = wait_status && WIFSIGNALED(*wait_status);
+  record.evidence = resources_.at_exit(pid, signalled ? live_.at(pid).oom_file : "", signalled);
   live_.erase(pid);
   ++changes_;
 }
@@ -115,9 +125,16 @@ void ProcessTree::on_discovered(pid_t pid, const sys::ProcStat& stat, double not
 
 void ProcessTree::sample(double now_s) {
   std::vector<pid_t> gone;
+  resources_.begin_tick(now_s);
   for (auto& [pid, member] : live_) {
     ProcessRecord& record = records_[index_.at(pid)];
     const std::optional<sys::ProcStat> stat = sys::read_proc_stat(member.stat_fd.get());
+    if (stat && stat->state != 'Z') {
+      // Found at its first sample: a process that ends sooner costs no read of its cgroup.
+      if (!member.oom_file_known) member.oom_file = memory_cgroup_oom_file(pid);
+      member.oom_file_known = true;
+      resources_.sample_member(pid, member.statm_fd.get(), member.oom_file);
+    }
     if (!stat || stat->state == 'Z') {
       // Without a pidfd (it exited before one could be opened, or the kernel has none), a
       // sample is where its end is found.
@@ -135,6 +152,7 @@ void ProcessTree::sample(double now_s) {
     record.comm = stat->comm;
     note_python(record);
   }
+  resources_.end_tick();
   for (const pid_t pid : gone) on_exit(pid, now_s, std::nullopt);
 }
 
@@ -172,5 +190,22 @@ std::vector<std::pair<pid_t, int>> ProcessTree::exit_fds() const {
 }
 
 std::vector<ProcessRecord> ProcessTree::records() const { return records_; }
+
+std::vector<pid_t> ProcessTree::live_members() const {
+  std::vector<pid_t> pids;
+  for (const auto& entry : live_) pids.push_back(entry.first);
+  return pids;
+}
+
+const ProcessRecord* ProcessTree::record_of(pid_t pid) const {
+  const auto found = index_.find(pid);
+  return found == index_.end() ? nullptr : &records_[found->second];
+}
+
+double ProcessTree::cpu_total_s() const {
+  double total = 0.0;
+  for (const ProcessRecord& record : records_) total += record.cpu_s;
+  return total;
+}
 
 }  // namespace dlreset::watch

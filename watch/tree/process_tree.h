@@ -14,6 +14,7 @@
 #include "harness/sys/proc_stat.h"
 #include "harness/sys/unique_fd.h"
 #include "watch/tree/process_record.h"
+#include "watch/tree/resource_sampler.h"
 
 namespace dlreset::watch {
 
@@ -29,6 +30,12 @@ class ProcessTree {
   pid_t root() const { return root_; }
 
   bool is_live_member(pid_t pid) const { return live_.count(pid) != 0; }
+  /// The live members, in pid order.
+  std::vector<pid_t> live_members() const;
+  /// The newest record of `pid`; null where it was never a member.
+  const ProcessRecord* record_of(pid_t pid) const;
+  /// The CPU time every member used, the ended ones included, as last read.
+  double cpu_total_s() const;
 
   /// `parent` forked `child` at `time_s`; ignored unless `parent` is a live member.
   void on_fork(pid_t parent, pid_t child, double time_s);
@@ -42,8 +49,8 @@ class ProcessTree {
   /// /proc gives in clock ticks.
   void on_discovered(pid_t pid, const sys::ProcStat& stat, double not_before_s);
 
-  /// Reads every live member's CPU time and notices the forks that ran exec since the last look
-  /// (then reads their command line).
+  /// Reads every live member's CPU time and resources (resource_sampler.h) and notices the forks that ran exec since
+  /// the last look (then reads their command line).
   void sample(double now_s);
   /// Walks all of /proc: adds the live members' descendants the tree does not know, and ends
   /// the members that are gone. `at_attach`: the descendants found were running before the
@@ -64,6 +71,9 @@ class ProcessTree {
   struct Member {
     sys::UniqueFd stat_fd;
     sys::UniqueFd pid_fd;
+    sys::UniqueFd statm_fd;
+    std::string oom_file;         ///< Its memory cgroup's OOM-kill count (memory_cgroup_oom_file()).
+    bool oom_file_known = false;  ///< oom_file was looked for since its fork or its last exec.
   };
   ProcessRecord& add(pid_t pid, pid_t parent, double start_s);
 
@@ -73,6 +83,7 @@ class ProcessTree {
   std::vector<ProcessRecord> records_;
   std::map<pid_t, std::size_t> index_;  ///< pid -> its newest record in records_.
   std::map<pid_t, Member> live_;
+  ResourceSampler resources_;
   std::uint64_t changes_ = 0;
 };
 

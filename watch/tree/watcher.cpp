@@ -23,7 +23,10 @@
 #include "harness/sys/proc_stat.h"
 #include "harness/sys/unique_fd.h"
 #include "watch/hook/hook_channel.h"
+#include "watch/tree/fd_census.h"
+#include "watch/tree/hang_response.h"
 #include "watch/tree/launch.h"
+#include "watch/tree/loop_signals.h"
 #include "watch/tree/proc_connector.h"
 #include "watch/tree/proc_poller.h"
 #include "watch/tree/process_tree.h"
@@ -31,6 +34,10 @@
 namespace dlreset::watch {
 
 namespace {
+
+/// The hook's stacks come on SIGRTMIN + this: a real-time signal no library of the Python stack
+/// is known to use (docs/watch.md, "A loader that hangs").
+constexpr int kStackSignalOffset = 11;
 
 /// How long after the tree last changed on_sample is still called.
 constexpr double kSampleFollowUpS = 1.0;
@@ -68,39 +75,6 @@ const char* to_string(WatchMode mode) {
 
 namespace {
 
-/// SIGINT, SIGTERM and SIGHUP blocked and read from a signalfd, so the loop decides what they
-/// mean, and SIGPIPE ignored, while in scope; the program gets the mask the watcher had, and
-/// the default SIGPIPE.
-class LoopSignals {
- public:
-  LoopSignals() {
-    sigemptyset(&watched_);
-    for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&watched_, signal_number);
-    ::sigprocmask(SIG_BLOCK, &watched_, &previous_mask_);
-    struct sigaction ignore_pipe {};
-    ignore_pipe.sa_handler = SIG_IGN;
-    ::sigaction(SIGPIPE, &ignore_pipe, &previous_pipe_);
-    fd_.reset(::signalfd(-1, &watched_, SFD_CLOEXEC | SFD_NONBLOCK));
-  }
-  ~LoopSignals() {
-    ::sigaction(SIGPIPE, &previous_pipe_, nullptr);
-    // Signals that came in the last moment stay pending and act when unblocked; none is lost.
-    ::sigprocmask(SIG_SETMASK, &previous_mask_, nullptr);
-  }
-  LoopSignals(const LoopSignals&) = delete;
-  LoopSignals& operator=(const LoopSignals&) = delete;
-
-  int fd() const { return fd_.get(); }
-  /// The mask the watcher had, which the program it runs gets.
-  const sigset_t& previous_mask() const { return previous_mask_; }
-
- private:
-  sigset_t watched_{};
-  sigset_t previous_mask_{};
-  struct sigaction previous_pipe_ {};
-  sys::UniqueFd fd_;
-};
-
 /// One watch from start to end: what run_watch() does, a step a function.
 class WatchLoop {
  public:
@@ -117,6 +91,7 @@ class WatchLoop {
     result_.poll_ms = options_.poll_ms;
     open_connector();
     open_hook();
+    open_hang_watch();
     tree_ = std::make_unique<ProcessTree>(/*exit_fds=*/!connector_);
     const LoopSignals signals;
     // Polling starts from the newest pid before the command starts, so its first children count.
@@ -141,6 +116,10 @@ class WatchLoop {
     apply_events();
     read_hook();
     tree_->sample(sys::monotonic_s());
+    if (hangs_) {
+      hangs_->finish(*tree_);
+      result_.hang_stop_s = hangs_->stop_s();
+    }
     result_.end_s = sys::monotonic_s();
     if (hook_) result_.hook_malformed = hook_->malformed();
     result_.processes = tree_->records();
@@ -184,6 +163,21 @@ class WatchLoop {
     result_.python_hook_dir = options_.python_hook_dir;
     result_.python_hook_socket = hook_->path();
     hook_env_ = hook_environment(options_.python_hook_dir, hook_->path());
+  }
+
+  /// --hang-timeout: the watchdog, and the hook's part in it (its beats and its stacks). A process
+  /// attached to is not the watcher's to end: its hangs are reported only.
+  void open_hang_watch() {
+    result_.hang_timeout_s = options_.hang_timeout_s;
+    if (options_.hang_timeout_s <= 0) return;
+    HangResponseOptions hang;
+    hang.timeout_s = options_.hang_timeout_s;
+    hang.stop = options_.stop_on_hang && !attached_;
+    hang.stacks_file = hook_ ? hook_->stacks_path() : "";
+    hang.signal = SIGRTMIN + kStackSignalOffset;
+    hang.on_hang = options_.on_hang;
+    hangs_ = std::make_unique<HangResponse>(std::move(hang));
+    if (hook_) hook_env_.push_back(std::string(kHookHangVariable) + "=" + hangs_->hook_setting());
   }
 
   /// Attaches to the process, or launches the program with its output through pipes where
@@ -309,6 +303,7 @@ class WatchLoop {
     if (now_s < next_sample_s_) return;
     tree_->sample(now_s);
     next_sample_s_ = now_s + options_.sample_interval_s;
+    if (hangs_) hangs_->tick(now_s, *tree_, root_, result_.hangs);
     // Only while the tree changes, and for a while after (a respawn is reported once it has
     // settled): a long run with thousands of past processes must not copy them all every time.
     if (tree_->changes() != changes_seen_) {
@@ -387,6 +382,13 @@ class WatchLoop {
     if (!hook_) return;
     const std::size_t before = result_.hook_events.size();
     hook_->drain(result_.hook_events, sys::monotonic_s());
+    // A pass's start is where its process's descriptors are counted: once a pass, never a batch.
+    for (std::size_t i = before; i < result_.hook_events.size(); ++i) {
+      HookEvent& event = result_.hook_events[i];
+      const bool pass_start = event.kind == HookEventKind::iterator_made || event.kind == HookEventKind::iterator_reset;
+      if (pass_start && tree_->is_live_member(event.pid)) event.fds = count_fds(event.pid);
+      if (hangs_) hangs_->on_hook_event(event);
+    }
     if (options_.on_hook_event) {
       for (std::size_t i = before; i < result_.hook_events.size(); ++i) options_.on_hook_event(result_.hook_events[i]);
     }
@@ -400,6 +402,7 @@ class WatchLoop {
   std::unique_ptr<HookChannel> hook_;
   std::vector<std::string> hook_env_;
   std::unique_ptr<ProcessTree> tree_;
+  std::unique_ptr<HangResponse> hangs_;
   std::vector<std::unique_ptr<Passthrough>> streams_;
   pid_t root_ = 0;
   sys::UniqueFd root_fd_;

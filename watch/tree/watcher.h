@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "watch/hook/hook_event.h"
+#include "watch/tree/hang_watch.h"
 #include "watch/tree/process_record.h"
 #include "watch/tree/watch_error.h"
 
@@ -38,6 +39,15 @@ struct WatchOptions {
   /// The folder of the Python hook (find_hook_dir()); empty: no hook. Only a command the watcher
   /// runs gets it: a process attached to has started already.
   std::string python_hook_dir;
+  /// --hang-timeout: a program that makes no progress for this long is hung (hang_watch.h); 0:
+  /// no hang watch.
+  double hang_timeout_s = 0.0;
+  /// --on-hang stop: a hung program is ended, after its stacks were read; otherwise the watch
+  /// reports it and goes on.
+  bool stop_on_hang = true;
+  /// Called once a hang's stacks were read, before the program is stopped: where the command
+  /// line reports it as it happens.
+  std::function<void(const HangRecord& hang)> on_hang;
   /// Called with each hook event as it arrives: where the command line prints a reset's
   /// traceback when it happens.
   std::function<void(const HookEvent& event)> on_hook_event;
@@ -74,6 +84,9 @@ struct WatchResult {
   std::string python_hook_socket;      ///< The socket's path, while the watch ran.
   std::vector<HookEvent> hook_events;  ///< In the order received.
   int hook_malformed = 0;              ///< Datagrams on the socket that were not hook events.
+  double hang_timeout_s = 0.0;         ///< --hang-timeout; 0: none.
+  std::vector<HangRecord> hangs;       ///< Every hang seen, in order.
+  std::optional<double> hang_stop_s;   ///< When the watcher began to end a hung program.
 };
 
 /// Watches until the root exits (or, attached, until SIGINT/SIGTERM). SIGINT and SIGTERM sent

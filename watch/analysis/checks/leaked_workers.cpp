@@ -64,10 +64,11 @@ void find_left_running(const CheckInput& input, Check& check, std::set<pid_t>& l
   }
 }
 
-/// Workers that outlived the program: each added to `leaked`.
+/// Workers that outlived the program: each added to `leaked`. Not where the watch itself ended a
+/// hung program (--on-hang stop): it signals every process at once, and the program may end first.
 void find_outlived(const WatchResult& result, Check& check, std::set<pid_t>& leaked) {
   const ProcessRecord& root = result.processes.front();
-  if (!root.end_s || result.attached) return;
+  if (!root.end_s || result.attached || result.hang_stop_s) return;
   int outlived = 0;
   for (const ProcessRecord& record : result.processes) {
     if (record.role != ProcessRole::worker || (record.end_s && *record.end_s <= *root.end_s)) continue;

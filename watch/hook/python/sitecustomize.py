@@ -31,6 +31,7 @@ import os
 import sys
 
 _SOCKET_VARIABLE = "DLRESET_WATCH_SOCKET"
+_HANG_VARIABLE = "DLRESET_WATCH_HANG"
 _HOOK_DIR = os.path.dirname(os.path.abspath(__file__))
 _PACKAGE = "_dlreset_hook"
 # Every module of the package: none of them is left in sys.modules for the program to see
@@ -166,6 +167,9 @@ def _start():
     hook = package.load(_PACKAGE + ".state").HOOK
     try:
         if hook.start(path):
+            hang = os.environ.get(_HANG_VARIABLE)
+            if hang:
+                hook.arm_hang_watch(hang)
             finder = _TorchDataFinder(package, hook)
             sys.meta_path.insert(0, finder)
             if "torch.utils.data" in sys.modules:

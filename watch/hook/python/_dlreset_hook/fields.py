@@ -187,3 +187,26 @@ def _ready(values, received):
         return held
     except Exception:
         return None
+
+
+# The threads that start themselves beside the loop and hold no lock of the program's: a
+# multiprocessing queue's feeder (an iterator's index queues, one a worker) and torch's pin-memory
+# thread, each found by the function it runs.
+_LIBRARY_THREADS = (("multiprocessing.queues", "_feed"), ("torch.utils.data._utils.pin_memory", "_pin_memory_loop"))
+
+
+def other_threads():
+    """The names of the Python threads alive beside the calling one, but the library's own
+    (_LIBRARY_THREADS): the threads a worker forked now is copied from mid-step. Read from what
+    the program loaded (threading), without importing it."""
+    threading = sys.modules.get("threading")
+    if threading is None:
+        return []
+    current = threading.current_thread()
+    names = []
+    for thread in threading.enumerate():
+        target = getattr(thread, "_target", None)
+        where = (getattr(target, "__module__", None), getattr(target, "__name__", None))
+        if thread is not current and where not in _LIBRARY_THREADS:
+            names.append(str(thread.name))
+    return names

@@ -15,7 +15,7 @@ import sys
 from . import waits
 from .channel import builtin
 from .fields import (caller_name, class_name, int_or_none, iterator_state, loader_fields, old_iterator_fields,
-                     pending_pass, sampler_fields, sampler_of, stack)
+                     other_threads, pending_pass, sampler_fields, sampler_of, stack)
 from .state import HOOK
 
 _MISSING = object()
@@ -121,7 +121,10 @@ def _get_iterator_property(original):
         _report_own_iterator_attribute(loader)
         # Weakly: the hook must not keep a loader alive that the program let go.
         HOOK.making[_thread_id()] = builtin("_weakref").ref(loader)
-        if not loader.__dict__.get("num_workers"):
+        if loader.__dict__.get("num_workers"):
+            # Before the iterator forks its workers: the threads each worker is copied beside.
+            HOOK.fork_threads[_thread_id()] = other_threads()
+        else:
             fields = loader_fields(loader)
             fields.update({"iterator": None, "worker_pids": []})
             fields.update(sampler_fields(sampler_of(loader)))
@@ -142,6 +145,7 @@ def _reset_property(original):
                 loader = None
             fields = loader_fields(loader) if loader is not None else {"loader": None}
             fields.update(iterator_state(iterator))
+            fields["threads"] = HOOK.fork_threads.pop(_thread_id(), [])
             HOOK.iterator_loader[fields["iterator"]] = fields["loader"]
             kind = "iterator_made"
         else:

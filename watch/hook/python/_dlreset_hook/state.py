@@ -36,6 +36,9 @@ class HookState(object):
         self.latest_pass = {}
         # thread id -> a weak ref to the loader whose _get_iterator is running in it
         self.making = {}
+        # thread id -> the names of the other threads alive as that loader's iterator began
+        # (fields.other_threads), sent with its iterator_made
+        self.fork_threads = {}
         # iterator key -> the key of the loader it was made for
         self.iterator_loader = {}
         # the DataLoader subclasses already reported as defining _iterator themselves
@@ -46,12 +49,36 @@ class HookState(object):
         self.iterators = {}
         # the pid of the DataLoader worker that said it was ready, so that it says so once
         self.ready_pid = None
+        # with --hang-timeout: how often a pass that hands out batches says so (waits.py), in
+        # seconds; None: never, and no pass says that it began
+        self.beat_s = None
 
     def start(self, path):
         """Opens the channel to the watcher's socket at `path`; False when it cannot."""
         self.channel = Channel(path)
         self.pid = os.getpid()
         return self.channel.open()
+
+    def arm_hang_watch(self, setting):
+        """With --hang-timeout the watcher's `setting` is "BEAT_S,SIGNAL,PATH": passes say that
+        they began and, every BEAT_S at most, that they hand out batches; and faulthandler, a
+        module compiled into the interpreter, writes every thread's stack to the file at PATH
+        when this process gets SIGNAL, a real-time signal the watcher sends only to a hung
+        program. A handler the signal has already is called after the dump; the default one (which
+        would end the process) never is. Nothing is written to the program's own streams."""
+        try:
+            beat, number, path = setting.split(",", 2)
+            number = int(number)
+            signals = builtin("_signal")
+            handlers = builtin("faulthandler")
+            if signals is not None and handlers is not None:
+                chain = signals.getsignal(number) not in (signals.SIG_DFL, signals.SIG_IGN, None)
+                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+                handlers.register(number, file=fd, all_threads=True, chain=chain)
+            self.beat_s = float(beat)
+        except Exception as error:
+            # The hang watch goes without this process's stacks; the rest of the hook stays on.
+            self.emit("unseen", {"what": "stacks", "reason": "%s: %s" % (type(error).__name__, error)})
 
     def emit(self, kind, fields):
         if self.channel is None or self.switched_off:

@@ -27,6 +27,7 @@ from .channel import builtin
 from .state import HOOK
 
 HIST_CAP = 40  # a wait's bucket is int(wait * 1e6).bit_length(), at most this
+_NEVER = float("inf")
 
 _monotonic = builtin("time").monotonic
 _get_ident = builtin("_thread").get_ident
@@ -45,7 +46,7 @@ class _Pass(object):
     latest batch."""
     __slots__ = ("owner", "number", "pid", "begun", "thread", "thread_name", "main", "other", "called",
                  "batches", "first_batch", "first_wait", "wait", "step", "last", "max_wait", "hist",
-                 "blocked", "blocked_wait", "worst")
+                 "blocked", "blocked_wait", "worst", "beat")
 
     def __init__(self, owner, now):
         self.owner = owner
@@ -61,6 +62,9 @@ class _Pass(object):
         self.blocked = 0  # head-of-line blocked waits (blocking.py), their sum, the longest one
         self.blocked_wait = 0.0
         self.worst = None
+        # when the pass next says that it hands out batches (--hang-timeout), else never
+        beat = HOOK.beat_s
+        self.beat = now + beat if beat is not None else _NEVER
 
 
 def _fail(where, error):
@@ -107,6 +111,14 @@ def _begin(iterator):
         _ITERATORS[ident] = owner
     owner.passes += 1
     _PASSES[ident] = _Pass(owner, _monotonic())
+    if HOOK.beat_s is not None:
+        HOOK.emit("pass_begun", {"iterator": owner.key, "loader": owner.loader, "pass": owner.passes})
+
+
+def _beat(current, now):
+    """--hang-timeout: the pass hands out batches; said once a beat at most."""
+    current.beat = now + HOOK.beat_s
+    HOOK.emit("pass_beat", {"iterator": current.owner.key, "pass": current.number, "batches": current.batches})
 
 
 def _boundary(iterator):
@@ -222,6 +234,8 @@ class YieldedDescriptor(object):
             current.last = now
             current.wait += wait
             current.batches += 1
+            if now >= current.beat:
+                _beat(current, now)
             if current.batches == 1:
                 current.first_batch = now - current.begun
                 current.first_wait = wait
