@@ -58,6 +58,15 @@ class Hang : public ::testing::Test {
     EXPECT_THAT(watched.result.err, HasSubstr("the watch ended the program (--on-hang stop)"));
   }
 
+  /// A program that ran to its end: no hang, its own status 0, and a clean report (its two
+  /// workers at the peak).
+  static void expect_no_hang(const Watched& watched) {
+    ASSERT_FALSE(watched.report.empty()) << watched.result.err;
+    EXPECT_EQ(watched.result.status, 0) << watched.result.err;
+    EXPECT_EQ(watched.report["hangs"].size(), 0u) << watched.result.err;
+    EXPECT_EQ(check_counts(watched.report), counts(2)) << watched.result.err;
+  }
+
   /// How many of the hang's processes have `role` and a frame of the program's that starts with
   /// `frame`, stuck in it or calling what is stuck.
   static int stuck(const nlohmann::json& hang, const std::string& role, const std::string& frame) {
@@ -90,11 +99,7 @@ TEST_F(Hang, WorkersBlockedOnAnEmptyQueueAreStoppedWithEveryStack) {
   EXPECT_THAT(bug.result.err, HasSubstr("handed out no batch for"));
   EXPECT_THAT(bug.result.err, HasSubstr("main thread, innermost first:"));
 
-  const Watched fixed = watch_case("queue", true, "--hang-timeout 2");
-  ASSERT_FALSE(fixed.report.empty()) << fixed.result.err;
-  EXPECT_EQ(fixed.result.status, 0) << fixed.result.err;
-  EXPECT_EQ(fixed.report["hangs"].size(), 0u) << fixed.result.err;
-  EXPECT_EQ(check_counts(fixed.report), counts(2)) << fixed.result.err;
+  expect_no_hang(watch_case("queue", true, "--hang-timeout 2"));
 }
 
 TEST_F(Hang, ForkWorkersDeadlockedOnALockHeldAtTheForkAreStoppedButSpawnWorkersRun) {
@@ -108,19 +113,14 @@ TEST_F(Hang, ForkWorkersDeadlockedOnALockHeldAtTheForkAreStoppedButSpawnWorkersR
   // The cause is told too: the workers were forked beside the thread that held the lock.
   EXPECT_THAT(bug.result.err, HasSubstr("forked from a process with 2 threads ('holder' and"));
 
-  const Watched fixed = watch_case("lock", true, "--hang-timeout 8");
-  ASSERT_FALSE(fixed.report.empty()) << fixed.result.err;
-  EXPECT_EQ(fixed.result.status, 0) << fixed.result.err;
-  EXPECT_EQ(fixed.report["hangs"].size(), 0u) << fixed.result.err;
+  expect_no_hang(watch_case("lock", true, "--hang-timeout 8"));
 }
 
 TEST_F(Hang, ASlowLoaderIsNeverCalledHung) {
   DLRESET_REQUIRE_PYTHON_TORCH();
   // A sample a second, two workers: a batch every half second or so, against a timeout of 3 s.
   const Watched slow = watch_case("slow", false, "--hang-timeout 3");
-  ASSERT_FALSE(slow.report.empty()) << slow.result.err;
-  EXPECT_EQ(slow.result.status, 0) << slow.result.err;
-  EXPECT_EQ(slow.report["hangs"].size(), 0u) << slow.result.err;
+  expect_no_hang(slow);
   EXPECT_EQ(slow.report["hang_timeout_s"], 3.0);
 }
 

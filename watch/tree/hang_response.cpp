@@ -24,7 +24,10 @@ std::string HangResponse::hook_setting() const {
 }
 
 void HangResponse::on_hook_event(const HookEvent& event) {
-  if (event.kind != HookEventKind::unseen || event.what != "stacks") hooked_.insert(event.pid);
+  hooked_.insert(event.pid);
+  // A hook that could not arm faulthandler: its signal would do what the default does, end the
+  // process, so it is never sent there, nor to a fork of it.
+  if (event.kind == HookEventKind::unseen && event.what == "stacks") unarmed_.insert(event.pid);
   watch_.on_hook_event(event);
 }
 
@@ -39,6 +42,7 @@ void HangResponse::tick(double now_s, const ProcessTree& tree, pid_t root, std::
   }
   for (const pid_t pid : ended) {
     hooked_.erase(pid);
+    unarmed_.erase(pid);
     watch_.on_exit(pid);
   }
   const std::optional<HangSign> sign = watch_.look(now_s, tree.cpu_total_s(), tree.changes(), root);
@@ -63,9 +67,11 @@ HangRecord HangResponse::answer(const HangSign& sign, const ProcessTree& tree) {
   request.signal = options_.signal;
   for (const pid_t pid : tree.live_members()) {
     // A fork of a process with the hook, that ran no exec, has its parent's faulthandler.
-    bool python = hooked_.count(pid) != 0;
+    bool python = hooked_.count(pid) != 0 && unarmed_.count(pid) == 0;
     const ProcessRecord* record = tree.record_of(pid);
-    if (!python && record != nullptr && !record->exec_seen) python = hooked_.count(record->parent) != 0;
+    if (hooked_.count(pid) == 0 && record != nullptr && !record->exec_seen) {
+      python = hooked_.count(record->parent) != 0 && unarmed_.count(record->parent) == 0;
+    }
     (python && !options_.stacks_file.empty() ? request.python : request.native).push_back(pid);
   }
   HangRecord hang;

@@ -47,7 +47,8 @@ class HangResponse {
 
   HangResponseOptions options_;
   HangWatch watch_;
-  std::set<pid_t> hooked_;  ///< Processes whose hook spoke: their faulthandler is armed.
+  std::set<pid_t> hooked_;   ///< Processes whose hook spoke: their faulthandler is armed,
+  std::set<pid_t> unarmed_;  ///< but for these, whose hook said it could not arm it.
   std::optional<double> stop_s_;
   bool killed_ = false;
 };

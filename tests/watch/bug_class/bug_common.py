@@ -24,11 +24,14 @@ class Squares(Dataset):
         return torch.tensor(float(index) ** 2)
 
 
-def parse_args(doc, fixed_help, **counts):
-    """The program's flags: --fixed, and one integer flag a keyword (resume_epoch=2 gives
-    --resume-epoch, 2 by default). Torch keeps to one thread, so that the workers are the load."""
+def parse_args(doc, fixed_help, cases=(), **counts):
+    """The program's flags: --fixed; with `cases`, --case, one of them (the first by default);
+    and one integer flag a keyword (resume_epoch=2 gives --resume-epoch, 2 by default). Torch
+    keeps to one thread, so that the workers are the load."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--fixed", action="store_true", help=fixed_help)
+    if cases:
+        parser.add_argument("--case", choices=cases, default=cases[0], help="which form of the bug to run")
     for name, default in counts.items():
         parser.add_argument("--" + name.replace("_", "-"), type=int, default=default)
     args = parser.parse_args()

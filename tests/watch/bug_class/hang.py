@@ -20,7 +20,6 @@ Run under `dlreset watch --hang-timeout`: tests/watch/hang_test.cpp does.
 """
 
 import queue
-import sys
 import threading
 import time
 
@@ -71,12 +70,9 @@ def hold_lock(held):
 
 
 def main():
-    case = "queue"
-    if "--case" in sys.argv:  # taken out before parse_args, whose flags are integers
-        at = sys.argv.index("--case")
-        case = sys.argv[at + 1]
-        del sys.argv[at:at + 2]
-    args = parse_args(__doc__, "the same loader without the hang", epochs=2, sample_ms=1000, pause_ms=4000)
+    args = parse_args(__doc__, "the same loader without the hang", cases=("queue", "lock", "slow", "pause"), epochs=2,
+                      sample_ms=1000, pause_ms=4000)
+    case = args.case
     if case == "pause":
         args.epochs = 1  # one pause, so one hang
     context = "fork"

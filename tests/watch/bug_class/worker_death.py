@@ -51,12 +51,8 @@ class Sized(Dataset):
 
 
 def main():
-    case = "kill"
-    if "--case" in sys.argv:  # taken out before parse_args, whose flags are integers
-        at = sys.argv.index("--case")
-        case = sys.argv[at + 1]
-        del sys.argv[at:at + 2]
-    args = parse_args(__doc__, "the same program without the death", epochs=2)
+    args = parse_args(__doc__, "the same program without the death", cases=("kill", "shm", "oom"), epochs=2)
+    case = args.case
     numel = 16 * 1024  # 64 KiB a sample
     hog = 0
     if case == "shm" and not args.fixed:
