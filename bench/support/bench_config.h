@@ -26,6 +26,11 @@ class DecompressedFashionMnist {
  public:
   explicit DecompressedFashionMnist(std::string source_dir) : source_dir_(std::move(source_dir)) {}
   ~DecompressedFashionMnist();
+  /// It removes its folder at its end: a copy would remove it under the other.
+  DecompressedFashionMnist(const DecompressedFashionMnist&) = delete;
+  DecompressedFashionMnist& operator=(const DecompressedFashionMnist&) = delete;
+  DecompressedFashionMnist(DecompressedFashionMnist&&) = delete;
+  DecompressedFashionMnist& operator=(DecompressedFashionMnist&&) = delete;
   const std::string& dir();
 
  private:

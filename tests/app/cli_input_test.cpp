@@ -189,10 +189,10 @@ TEST(CliInput, EveryIntegerRangeInTheHelpIsTheOneTheCheckAppliesAndTheErrorNames
       ++checked;
     }
   }
-  // run: 9 integer options (--ranks and --master-port among them), demo: 5, watch: 10 (--pid,
-  // --poll-ms, --generation-window-ms and the seven counted --max- gates, --max-worker-deaths
-  // and --max-fd-growth the last).
-  EXPECT_EQ(checked, 24) << "an integer option lost its range in --help";
+  // run: 9 integer options (--ranks and --master-port among them), demo: 5, watch: 12 (--pid,
+  // --poll-ms, --generation-window-ms, the eight counted --max- gates, --max-copy-on-read the
+  // last, and --max-worker-memory, in MiB).
+  EXPECT_EQ(checked, 26) << "an integer option lost its range in --help";
 }
 
 /// The demo runs at least two epochs (the bug shows from the second) and at least one batch of

@@ -119,6 +119,17 @@ INSTANTIATE_TEST_SUITE_P(
                 counts(2),
                 {"Descriptors piled up at every pass: pipes grew by 4 a pass in pid ",
                  "12 descriptors piled up in pid ", "more than the 0 allowed (--max-fd-growth)"}},
+        // A list of 2 million strings read by 2 fork workers in shuffled order: each worker copies
+        // the pages of the strings it reads (about 127 MiB); the numpy array is never written.
+        BugCase{"pytorch_13246",
+                "--expect-clean --max-copy-on-read 0 --max-worker-memory 150",
+                counts(2, {{"copy_on_read", 2}}),
+                counts(2),
+                {"Workers' memory grew as they read: 2 fork workers of L1 of pid ",
+                 "copied what they read of its dataset (Names), inherited by fork: each one's private memory grew by ",
+                 "2 workers copied what they read of a dataset inherited by fork, more than the 0 allowed "
+                 "(--max-copy-on-read)",
+                 "more than the 150 MiB allowed (--max-worker-memory)"}},
         // A new persistent eval loader at each of three evaluations: the first two keep their
         // workers, so the train loader's 2 and three eval loaders' 2 each are alive at the end,
         // and each left running keeps 10 pipes (its queues, its workers'), counted at the train

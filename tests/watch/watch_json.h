@@ -30,7 +30,7 @@ inline nlohmann::json read_json(const std::string& path) {
 }
 
 /// The counts of the report's checks, by name: respawns, live_workers, leaked_workers,
-/// extra_iterators, late_set_epoch, worker_deaths, fd_growth.
+/// extra_iterators, late_set_epoch, worker_deaths, fd_growth, copy_on_read.
 using Counts = std::map<std::string, long>;
 
 /// Every check's count: `live_workers` at the peak, and 0 for the others but those `others`
@@ -38,7 +38,7 @@ using Counts = std::map<std::string, long>;
 inline Counts counts(long live_workers, const Counts& others = {}) {
   Counts all{
       {"respawns", 0},       {"live_workers", live_workers}, {"leaked_workers", 0}, {"extra_iterators", 0},
-      {"late_set_epoch", 0}, {"worker_deaths", 0},           {"fd_growth", 0},
+      {"late_set_epoch", 0}, {"worker_deaths", 0},           {"fd_growth", 0},      {"copy_on_read", 0},
   };
   for (const auto& [check, count] : others) all[check] = count;
   return all;

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -82,6 +83,42 @@ struct FdGrowth {
   std::string sentence;  ///< What the summary says of it.
 };
 
+/// One process's memory over its life, from the watch's memory samples (the worker_memory
+/// check's, which the JSON shows).
+struct WorkerMemoryTrace {
+  std::size_t record = 0;  ///< Its index in the watch's processes.
+  /// A worker's loader, "L1 of pid 812", or its parent, "pid 812", where the hook did not name
+  /// the loader; empty for a training process.
+  std::string owner;
+  /// Its first and last samples, and the one of its largest PSS, each with its time.
+  std::pair<double, MemoryUse> first, last, peak;
+  long samples = 0;
+};
+
+/// The workers of one loader (or one parent) whose private memory grew while their shared memory
+/// fell: they copied what they read of what they inherited by fork (the copy_on_read check's).
+struct CopyOnRead {
+  std::string owner;                       ///< As WorkerMemoryTrace::owner.
+  std::string dataset;                     ///< The dataset's class ("ListDataset"); empty without the hook.
+  std::vector<std::size_t> workers;        ///< Indices into WorkerMemory::workers.
+  std::uint64_t private_growth_bytes = 0;  ///< The mean over its workers, first sample to last.
+  std::uint64_t shared_fall_bytes = 0;     ///< The same, of their shared memory.
+  std::string sentence;                    ///< What the summary says of it.
+};
+
+/// The workers' memory: each worker's, the most the workers alive together held, and the
+/// workers that copied what they read.
+struct WorkerMemory {
+  std::vector<WorkerMemoryTrace> workers;   ///< Each worker sampled, in the order it started.
+  std::vector<WorkerMemoryTrace> training;  ///< The program and its ranks (roles root, program).
+  std::optional<std::size_t> largest;       ///< The worker of the largest PSS, an index into workers.
+  /// The most PSS the workers sampled at one tick held together, when, and how many they were.
+  std::uint64_t peak_live_bytes = 0;
+  double peak_live_s = 0.0;
+  int peak_live_workers = 0;
+  std::vector<CopyOnRead> copy_on_read;
+};
+
 /// Every check of the table, in its order, with nothing found yet.
 std::vector<Check> unfound_checks();
 
@@ -108,6 +145,8 @@ struct Findings {
   std::vector<WorkerDeath> worker_deaths;
   /// The descriptors that grew at every pass (the fd_growth check's, which the JSON shows).
   std::vector<FdGrowth> fd_growth;
+  /// The workers' memory (the worker_memory and copy_on_read checks', which the JSON shows).
+  WorkerMemory memory;
 
   /// The check named `name`; throws std::logic_error where the table has none of that name.
   const Check& check(const std::string& name) const;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <string>
 
 namespace dlreset::watch {
@@ -12,6 +13,13 @@ inline std::string seconds(double value) { return fmt::format("{:.2f} s", value)
 /// "1 worker", "3 workers".
 inline std::string plural(long count, const char* one, const char* many) {
   return fmt::format("{} {}", count, count == 1 ? one : many);
+}
+
+/// "62 MiB", "6.1 MiB", "1.9 GiB".
+inline std::string size_words(std::uint64_t bytes) {
+  const double mib = static_cast<double>(bytes) / (1024.0 * 1024.0);
+  if (mib >= 1024.0) return fmt::format("{:.3g} GiB", mib / 1024.0);
+  return fmt::format("{:.3g} MiB", mib);
 }
 
 /// What an ended pass threw away, of `in_flight` batches asked of its workers, `ready` of which

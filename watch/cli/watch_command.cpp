@@ -65,8 +65,9 @@ nlohmann::json hold_gates(const WatchCommandOptions& options, const WatchReport&
       return;
     }
     const std::string cause = spec.steps.gate_cause != nullptr ? spec.steps.gate_cause(report) : "";
-    out << fmt::format("{}: {}, more than the {:g} allowed ({}){}.\n", options.program_name,
+    out << fmt::format("{}: {}, more than the {:g}{} allowed ({}){}.\n", options.program_name,
                        spec.steps.gate_words(report, check), gate.limit,
+                       spec.flags.limit == GateLimit::mebibytes ? " MiB" : "",
                        gate.set_by != nullptr ? gate.set_by : spec.flags.gate_flag, cause.empty() ? "" : ": " + cause);
   };
   return hold_set_gates(options.gates, check_of, say_failed, failed);
@@ -79,7 +80,7 @@ void add_watch_command(CLI::App& parent, WatchCommandLine& watch) {
 
 namespace {
 
-/// What is watched and how: --pid, --mode, --poll-ms, --epoch-regex.
+/// What is watched and how: --pid, --mode, --poll-ms, --memory-interval, --epoch-regex.
 void add_target_options(CLI::App& watch, cli::AcceptedValues& accepted, WatchCommandOptions& options) {
   accepted.add(watch.add_option("--pid", options.pid,
                                 "Attach to this running process instead of running a command (the Python hook "
@@ -93,6 +94,11 @@ void add_target_options(CLI::App& watch, cli::AcceptedValues& accepted, WatchCom
   accepted.add_shown(watch.add_option("--poll-ms", options.poll_ms,
                                       "Poll mode: look at /proc every this many milliseconds"),
                      cli::integer_in(1, 10000));
+  accepted.add_shown(watch.add_option("--memory-interval", options.memory_interval_s,
+                                      "Read each process's memory (PSS, private and shared, from "
+                                      "/proc/PID/smaps_rollup) every this many seconds, for the worker_memory and "
+                                      "copy_on_read checks; 0 reads none"),
+                     cli::finite_number_in(0.0, 3600.0));
   watch.add_option("--epoch-regex", options.epoch_regex,
                    "Lines of the program's stdout or stderr that match this ECMAScript regular "
                    "expression mark the start of an epoch; a progress bar's redraws (lines ended by a "
@@ -290,6 +296,7 @@ std::optional<int> watcher_options(const WatchCommandOptions& options, WatchOpti
   watch_options.attach_pid = options.pid;
   watch_options.mode = parse_mode(options.mode);
   watch_options.poll_ms = options.poll_ms;
+  watch_options.memory_interval_s = options.memory_interval_s;
   watch_options.hang_timeout_s = options.hang_timeout_s;
   watch_options.stop_on_hang = options.on_hang == "stop";
   if (!options.epoch_regex.empty()) {

@@ -74,7 +74,8 @@ struct WatchCommandOptions {
   int pid = 0;                       ///< attach to this process.
   std::string mode = "auto";         ///< auto, connector or poll.
   int poll_ms = 5;
-  std::string epoch_regex;  ///< Empty: the output is not read.
+  double memory_interval_s = 1.0;  ///< --memory-interval; 0: memory is not sampled.
+  std::string epoch_regex;         ///< Empty: the output is not read.
   std::string json_path;
   std::string events_path;
   /// The gates, one a check, in the order the summary names them. A check's --expect-* flag

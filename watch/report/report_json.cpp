@@ -8,6 +8,7 @@
 #include "watch/analysis/fork_threads.h"
 #include "watch/analysis/hang_view.h"
 #include "watch/analysis/input_wait.h"
+#include "watch/report/memory_json.h"
 #include "watch/report/optional_json.h"
 #include "watch/report/summary_text.h"
 
@@ -397,6 +398,7 @@ nlohmann::json report_json(const WatchReport& report) {
           {"hang_timeout_s", result.hang_timeout_s > 0 ? nlohmann::json(result.hang_timeout_s) : nlohmann::json()},
           {"hangs", hangs_json(report)},
           {"fd_growth", fd_growth_json(report)},
+          {"memory", memory_json(report)},
           {"fork_threads", fork_threads_json(report)},
           {"verdict", verdict(report)},
           {"findings", finding_verdicts(report)}};

@@ -33,9 +33,13 @@ void note_python(ProcessRecord& record) {
   record.python = std::move(start);
 }
 
+/// "/proc/812/statm".
+std::string proc_file(pid_t pid, const char* name) { return "/proc/" + std::to_string(pid) + "/" + name; }
+
 }  // namespace
 
-ProcessTree::ProcessTree(bool exit_fds) : use_exit_fds_(exit_fds) {}
+ProcessTree::ProcessTree(bool exit_fds, double memory_interval_s)
+    : use_exit_fds_(exit_fds), memory_(memory_interval_s) {}
 
 ProcessRecord& ProcessTree::add(pid_t pid, pid_t parent, double start_s) {
   ++changes_;
@@ -49,7 +53,7 @@ ProcessRecord& ProcessTree::add(pid_t pid, pid_t parent, double start_s) {
   Member& member = live_[pid];
   member.stat_fd.reset(sys::open_proc_stat(pid));
   if (use_exit_fds_) member.pid_fd.reset(sys::open_pidfd(pid));
-  member.statm_fd.reset(::open(("/proc/" + std::to_string(pid) + "/statm").c_str(), O_RDONLY | O_CLOEXEC));
+  member.statm_fd.reset(::open(proc_file(pid, "statm").c_str(), O_RDONLY | O_CLOEXEC));
   return records_.back();
 }
 
@@ -126,6 +130,7 @@ void ProcessTree::on_discovered(pid_t pid, const sys::ProcStat& stat, double not
 void ProcessTree::sample(double now_s) {
   std::vector<pid_t> gone;
   resources_.begin_tick(now_s);
+  const bool memory_whole = memory_.begin_tick(now_s);
   for (auto& [pid, member] : live_) {
     ProcessRecord& record = records_[index_.at(pid)];
     const std::optional<sys::ProcStat> stat = sys::read_proc_stat(member.stat_fd.get());
@@ -134,6 +139,16 @@ void ProcessTree::sample(double now_s) {
       if (!member.oom_file_known) member.oom_file = memory_cgroup_oom_file(pid);
       member.oom_file_known = true;
       resources_.sample_member(pid, member.statm_fd.get(), member.oom_file);
+      // A fork that has not run exec is read at once, between whole ticks: a fork worker's first
+      // sample is from before it read its data. Other members wait for the next whole tick.
+      const bool first_read = !member.memory_read && stat->forked_without_exec && !record.exec_seen;
+      if (memory_whole || first_read) {
+        if (member.smaps_fd.get() < 0) {
+          member.smaps_fd.reset(::open(proc_file(pid, "smaps_rollup").c_str(), O_RDONLY | O_CLOEXEC));
+        }
+        memory_.sample_member(pid, member.smaps_fd.get());
+        member.memory_read = true;
+      }
     }
     if (!stat || stat->state == 'Z') {
       // Without a pidfd (it exited before one could be opened, or the kernel has none), a
@@ -153,6 +168,7 @@ void ProcessTree::sample(double now_s) {
     note_python(record);
   }
   resources_.end_tick();
+  memory_.end_tick();
   for (const pid_t pid : gone) on_exit(pid, now_s, std::nullopt);
 }
 

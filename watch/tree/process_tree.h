@@ -13,6 +13,7 @@
 
 #include "harness/sys/proc_stat.h"
 #include "harness/sys/unique_fd.h"
+#include "watch/tree/memory_sampler.h"
 #include "watch/tree/process_record.h"
 #include "watch/tree/resource_sampler.h"
 
@@ -22,7 +23,8 @@ class ProcessTree {
  public:
   /// With `exit_fds`, every live member gets a pidfd that turns readable when it exits: how the
   /// poll mode learns of exits at once instead of finding them on its next look.
-  explicit ProcessTree(bool exit_fds);
+  /// `memory_interval_s`: how often each member's memory is sampled (memory_sampler.h); 0: never.
+  explicit ProcessTree(bool exit_fds, double memory_interval_s = 0.0);
 
   /// The process the tree grows from. `launched`: the watcher started it (fork and exec), so it
   /// counts as exec'd; otherwise it was attached to and its start is read from /proc.
@@ -49,9 +51,12 @@ class ProcessTree {
   /// /proc gives in clock ticks.
   void on_discovered(pid_t pid, const sys::ProcStat& stat, double not_before_s);
 
-  /// Reads every live member's CPU time and resources (resource_sampler.h) and notices the forks that ran exec since
-  /// the last look (then reads their command line).
+  /// Reads every live member's CPU time and resources (resource_sampler.h), and its memory where
+  /// a tick of the memory interval is due (memory_sampler.h); notices the forks that ran exec
+  /// since the last look (then reads their command line).
   void sample(double now_s);
+  /// Every memory sample taken, handed over once the watch ends.
+  MemoryRecord take_memory() { return memory_.take(); }
   /// Walks all of /proc: adds the live members' descendants the tree does not know, and ends
   /// the members that are gone. `at_attach`: the descendants found were running before the
   /// watch began (otherwise events were lost, and they are late finds).
@@ -72,6 +77,8 @@ class ProcessTree {
     sys::UniqueFd stat_fd;
     sys::UniqueFd pid_fd;
     sys::UniqueFd statm_fd;
+    sys::UniqueFd smaps_fd;       ///< /proc/PID/smaps_rollup, opened at its first memory sample.
+    bool memory_read = false;     ///< Its memory was read: it had its first sample.
     std::string oom_file;         ///< Its memory cgroup's OOM-kill count (memory_cgroup_oom_file()).
     bool oom_file_known = false;  ///< oom_file was looked for since its fork or its last exec.
   };
@@ -84,6 +91,7 @@ class ProcessTree {
   std::map<pid_t, std::size_t> index_;  ///< pid -> its newest record in records_.
   std::map<pid_t, Member> live_;
   ResourceSampler resources_;
+  MemorySampler memory_;
   std::uint64_t changes_ = 0;
 };
 

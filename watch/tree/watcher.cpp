@@ -92,7 +92,7 @@ class WatchLoop {
     open_connector();
     open_hook();
     open_hang_watch();
-    tree_ = std::make_unique<ProcessTree>(/*exit_fds=*/!connector_);
+    tree_ = std::make_unique<ProcessTree>(/*exit_fds=*/!connector_, options_.memory_interval_s);
     const LoopSignals signals;
     // Polling starts from the newest pid before the command starts, so its first children count.
     if (!connector_) poller_ = std::make_unique<ProcPoller>();
@@ -123,6 +123,7 @@ class WatchLoop {
     result_.end_s = sys::monotonic_s();
     if (hook_) result_.hook_malformed = hook_->malformed();
     result_.processes = tree_->records();
+    result_.memory = tree_->take_memory();
     result_.watcher_cpu_s = sys::own_usage().cpu_s - cpu_at_start;
     return std::move(result_);
   }

@@ -13,6 +13,7 @@
 
 #include "watch/hook/hook_event.h"
 #include "watch/tree/hang_watch.h"
+#include "watch/tree/memory_use.h"
 #include "watch/tree/process_record.h"
 #include "watch/tree/watch_error.h"
 
@@ -33,6 +34,8 @@ struct WatchOptions {
   /// How often every member's CPU time is read (and, in poll mode, a young fork's command line,
   /// to see an exec). Each member is read once more as it exits.
   double sample_interval_s = 0.05;
+  /// --memory-interval: how often each member's smaps_rollup is read (memory_sampler.h); 0: never.
+  double memory_interval_s = 1.0;
   /// Lines of the program's stdout or stderr that mark the start of an epoch; with it, both
   /// streams pass through the watcher (unchanged) instead of going straight to the terminal.
   std::optional<std::regex> epoch_regex;
@@ -87,6 +90,7 @@ struct WatchResult {
   double hang_timeout_s = 0.0;         ///< --hang-timeout; 0: none.
   std::vector<HangRecord> hangs;       ///< Every hang seen, in order.
   std::optional<double> hang_stop_s;   ///< When the watcher began to end a hung program.
+  MemoryRecord memory;                 ///< Every memory sample (--memory-interval).
 };
 
 /// Watches until the root exits (or, attached, until SIGINT/SIGTERM). SIGINT and SIGTERM sent

@@ -15,9 +15,10 @@ namespace dlreset::watch {
 
 /// What a check's gate holds against its limit.
 enum class GateLimit {
-  count,     ///< The check's count: an integer from 0.
-  fraction,  ///< The check's measure (Check::measure), a fraction from 0 to 1.
-  seconds,   ///< The check's measure, in seconds from 0.
+  count,      ///< The check's count: an integer from 0.
+  fraction,   ///< The check's measure (Check::measure), a fraction from 0 to 1.
+  seconds,    ///< The check's measure, in seconds from 0.
+  mebibytes,  ///< The check's measure, in MiB: an integer from 0.
 };
 
 /// How the command line names a check and its gate.

@@ -18,12 +18,15 @@ CheckSpec input_wait_check();       // input_wait.cpp
 CheckSpec first_batch_s_check();    // input_wait.cpp, after input_wait_check, whose measure it reads
 CheckSpec worker_deaths_check();    // worker_deaths.cpp
 CheckSpec fd_growth_check();        // fd_growth.cpp
+CheckSpec worker_memory_check();    // worker_memory.cpp
+CheckSpec copy_on_read_check();     // worker_memory.cpp, after worker_memory_check, whose samples it reads
 
 /// Every check, in the order the report names them.
 inline const std::vector<CheckSpec>& checks() {
   static const std::vector<CheckSpec> kTable = {respawns_check(),        live_workers_check(),   leaked_workers_check(),
                                                 extra_iterators_check(), late_set_epoch_check(), input_wait_check(),
-                                                first_batch_s_check(),   worker_deaths_check(),  fd_growth_check()};
+                                                first_batch_s_check(),   worker_deaths_check(),  fd_growth_check(),
+                                                worker_memory_check(),   copy_on_read_check()};
   return kTable;
 }
 

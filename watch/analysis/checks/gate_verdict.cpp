@@ -16,7 +16,8 @@ GateVerdict judge_gate(const CheckSpec& spec, double limit, long count, const st
 
 nlohmann::json gate_entry(const CheckSpec& spec, double limit, const GateVerdict& verdict) {
   nlohmann::json entry = {{"flag", spec.flags.gate_flag}, {"check", spec.flags.name}};
-  entry["limit"] = verdict.counted ? nlohmann::json(static_cast<long>(limit)) : nlohmann::json(limit);
+  const bool whole = verdict.counted || spec.flags.limit == GateLimit::mebibytes;
+  entry["limit"] = whole ? nlohmann::json(static_cast<long>(limit)) : nlohmann::json(limit);
   entry["count"] = verdict.count;
   if (!verdict.counted) entry["measure"] = verdict.measure ? nlohmann::json(*verdict.measure) : nlohmann::json();
   entry["seen"] = verdict.seen;

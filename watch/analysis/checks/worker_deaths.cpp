@@ -52,13 +52,6 @@ std::string signal_name(int signal) {
   }
 }
 
-/// "62 MiB", "6.1 MiB", "1.9 GiB".
-std::string size_words(std::uint64_t bytes) {
-  const double mib = static_cast<double>(bytes) / (1024.0 * 1024.0);
-  if (mib >= 1024.0) return fmt::format("{:.3g} GiB", mib / 1024.0);
-  return fmt::format("{:.3g} MiB", mib);
-}
-
 /// The last `_shutdown_workers` of the worker's iterator at or before `time_s`, where the hook saw one.
 std::optional<std::size_t> shutdown_before(const PythonView& python, const ProcessRecord& worker, double time_s) {
   std::optional<std::size_t> found;
