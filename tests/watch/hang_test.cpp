@@ -22,9 +22,6 @@ using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-/// What watch's --help promises for a hung program that it ended.
-constexpr int kExitHung = 124;
-
 class Hang : public ::testing::Test {
  protected:
   struct Watched {
