@@ -64,6 +64,16 @@ class Hang : public ::testing::Test {
     EXPECT_EQ(check_counts(watched.report), counts(2)) << watched.result.err;
   }
 
+  /// Watches hang.py's `hang_case` and then its fixed twin, both with `flags`: the case must be
+  /// stopped as the report's only hang, seen by `rule`, and its twin must run to its end. The
+  /// case's watch, for the test's own checks.
+  Watched watch_hang_and_twin(const std::string& hang_case, const std::string& flags, const std::string& rule) {
+    Watched bug = watch_case(hang_case, false, flags);
+    expect_one_stopped_hang(bug, rule);
+    expect_no_hang(watch_case(hang_case, true, flags));
+    return bug;
+  }
+
   /// How many of the hang's processes have `role` and a frame of the program's that starts with
   /// `frame`, stuck in it or calling what is stuck.
   static int stuck(const nlohmann::json& hang, const std::string& role, const std::string& frame) {
@@ -82,8 +92,8 @@ class Hang : public ::testing::Test {
 
 TEST_F(Hang, WorkersBlockedOnAnEmptyQueueAreStoppedWithEveryStack) {
   DLRESET_REQUIRE_PYTHON_TORCH();
-  const Watched bug = watch_case("queue", false, "--hang-timeout 2");
-  expect_one_stopped_hang(bug, "batches");
+  const Watched bug = watch_hang_and_twin("queue", "--hang-timeout 2", "batches");
+  if (HasFatalFailure()) return;
   const nlohmann::json& hang = bug.report["hangs"][0];
   EXPECT_EQ(hang["pass"], 1);
   EXPECT_EQ(hang["batches"], 0);
@@ -95,22 +105,18 @@ TEST_F(Hang, WorkersBlockedOnAnEmptyQueueAreStoppedWithEveryStack) {
   EXPECT_THAT(bug.result.err, HasSubstr("before its first batch"));
   EXPECT_THAT(bug.result.err, HasSubstr("handed out no batch for"));
   EXPECT_THAT(bug.result.err, HasSubstr("main thread, innermost first:"));
-
-  expect_no_hang(watch_case("queue", true, "--hang-timeout 2"));
 }
 
 TEST_F(Hang, ForkWorkersDeadlockedOnALockHeldAtTheForkAreStoppedButSpawnWorkersRun) {
   DLRESET_REQUIRE_PYTHON_TORCH();
   // Spawn workers import torch before their first batch: the timeout leaves them that time.
-  const Watched bug = watch_case("lock", false, "--hang-timeout 8");
-  expect_one_stopped_hang(bug, "batches");
+  const Watched bug = watch_hang_and_twin("lock", "--hang-timeout 8", "batches");
+  if (HasFatalFailure()) return;
   const nlohmann::json& hang = bug.report["hangs"][0];
   EXPECT_EQ(stuck(hang, "worker of pid", "__getitem__ ("), 2) << bug.result.err;
   EXPECT_THAT(bug.result.err, HasSubstr("bug_class/hang.py, line"));
   // The cause is told too: the workers were forked beside the thread that held the lock.
   EXPECT_THAT(bug.result.err, HasSubstr("forked from a process with 2 threads ('holder' and"));
-
-  expect_no_hang(watch_case("lock", true, "--hang-timeout 8"));
 }
 
 TEST_F(Hang, ASlowLoaderIsNeverCalledHung) {
@@ -139,6 +145,7 @@ TEST_F(Hang, WithoutTheHookAHangIsATreeWithoutCpuAndItsStacksAreNative) {
   const std::string name = tool.out.find("eu-stack") != std::string::npos ? "eu-stack" : "gdb";
   const Watched bug = watch_case("queue", false, "--no-python-trace --hang-timeout 2");
   expect_one_stopped_hang(bug, "cpu");
+  if (HasFatalFailure()) return;
   const nlohmann::json& hang = bug.report["hangs"][0];
   ASSERT_EQ(hang["processes"].size(), 3u) << bug.result.err;
   int native = 0;
