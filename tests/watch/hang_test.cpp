@@ -29,14 +29,15 @@ class Hang : public ::testing::Test {
     nlohmann::json report;
   };
 
-  /// Watches hang.py's `hang_case` (as fixed where `fixed`) with `flags` before the command.
-  Watched watch_case(const std::string& hang_case, bool fixed, const std::string& flags) {
+  /// Watches hang.py's `hang_case` (as fixed where `fixed`) with `flags` before the command; with
+  /// `live`, the lines printed as the program runs too.
+  Watched watch_case(const std::string& hang_case, bool fixed, const std::string& flags, bool live = false) {
     const std::string json = dir_.file(hang_case + (fixed ? "-fixed.json" : ".json"));
     Watched watched;
     watched.result =
-        testing::run_shell(testing::dlreset_binary() + " watch --no-live --json " + json + " " + flags + " -- " +
-                           testing::kPython + " " + source_dir() + "/tests/watch/bug_class/hang.py --case " +
-                           hang_case + (fixed ? " --fixed" : ""));
+        testing::run_shell(testing::dlreset_binary() + " watch" + (live ? "" : " --no-live") + " --json " + json + " " +
+                           flags + " -- " + testing::kPython + " " + source_dir() +
+                           "/tests/watch/bug_class/hang.py --case " + hang_case + (fixed ? " --fixed" : ""));
     watched.report = read_json(json);
     return watched;
   }
@@ -129,12 +130,14 @@ TEST_F(Hang, ASlowLoaderIsNeverCalledHung) {
 
 TEST_F(Hang, AReportedHangLetsTheProgramGoOnAndKeepsItsStatus) {
   DLRESET_REQUIRE_PYTHON_TORCH();
-  const Watched paused = watch_case("pause", false, "--hang-timeout 1 --on-hang report");
+  const Watched paused = watch_case("pause", false, "--hang-timeout 1 --on-hang report", /*live=*/true);
   ASSERT_FALSE(paused.report.empty()) << paused.result.err;
   EXPECT_EQ(paused.result.status, 0) << paused.result.err;
   ASSERT_EQ(paused.report["hangs"].size(), 1u) << paused.result.err;
   EXPECT_EQ(paused.report["hangs"][0]["stopped"], false);
   EXPECT_THAT(paused.result.err, HasSubstr("the watch went on (--on-hang report)"));
+  // As it is seen, the hang is told as the summary tells it, not as raw stacks.
+  EXPECT_THAT(paused.result.err, HasSubstr("the program is hung; the watch goes on:\n  hung at "));
   EXPECT_THAT(std::string(paused.result.out), HasSubstr("sum 120"));
 }
 
