@@ -18,9 +18,7 @@
 namespace dlreset::watch {
 namespace {
 
-using ::testing::EndsWith;
 using ::testing::HasSubstr;
-using ::testing::StartsWith;
 
 class Hang : public ::testing::Test {
  protected:
