@@ -12,18 +12,11 @@ import argparse
 
 import torch
 import torch.distributed as dist
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
 from torch.utils.data.distributed import DistributedSampler
 
+from squares import Squares
 from train_loop import reset_like_lightning_1_5_0
-
-
-class Squares(Dataset):
-    def __len__(self):
-        return 128
-
-    def __getitem__(self, index):
-        return torch.tensor(float(index) ** 2)
 
 
 def main():
@@ -33,8 +26,9 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
-    sampler = DistributedSampler(Squares(), shuffle=True, seed=0)
-    loader = DataLoader(Squares(), batch_size=16, sampler=sampler, num_workers=2, persistent_workers=True,
+    squares = Squares(128)
+    sampler = DistributedSampler(squares, shuffle=True, seed=0)
+    loader = DataLoader(squares, batch_size=16, sampler=sampler, num_workers=2, persistent_workers=True,
                         multiprocessing_context="fork")
     for epoch in range(args.epochs):
         sampler.set_epoch(epoch)

@@ -15,15 +15,9 @@ import sys
 import threading
 
 import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
 
-
-class Squares(Dataset):
-    def __len__(self):
-        return 32
-
-    def __getitem__(self, index):
-        return torch.tensor(float(index) ** 2)
+from squares import Squares
 
 
 def main():
@@ -41,7 +35,7 @@ def main():
     holder.start()
     held.wait()
     method = "spawn" if "--spawn" in sys.argv else "fork"
-    loader = DataLoader(Squares(), batch_size=8, num_workers=2, multiprocessing_context=method)
+    loader = DataLoader(Squares(32), batch_size=8, num_workers=2, multiprocessing_context=method)
     total = sum(float(batch.sum()) for batch in loader)
     assert total == sum(float(i) ** 2 for i in range(32))
     done.set()

@@ -18,12 +18,7 @@
 namespace dlreset::watch {
 namespace {
 
-using ::testing::EndsWith;
 using ::testing::HasSubstr;
-using ::testing::StartsWith;
-
-/// What watch's --help promises for a hung program that it ended.
-constexpr int kExitHung = 124;
 
 class Hang : public ::testing::Test {
  protected:
@@ -32,14 +27,15 @@ class Hang : public ::testing::Test {
     nlohmann::json report;
   };
 
-  /// Watches hang.py's `hang_case` (as fixed where `fixed`) with `flags` before the command.
-  Watched watch_case(const std::string& hang_case, bool fixed, const std::string& flags) {
+  /// Watches hang.py's `hang_case` (as fixed where `fixed`) with `flags` before the command; with
+  /// `live`, the lines printed as the program runs too.
+  Watched watch_case(const std::string& hang_case, bool fixed, const std::string& flags, bool live = false) {
     const std::string json = dir_.file(hang_case + (fixed ? "-fixed.json" : ".json"));
     Watched watched;
     watched.result =
-        testing::run_shell(testing::dlreset_binary() + " watch --no-live --json " + json + " " + flags + " -- " +
-                           testing::kPython + " " + source_dir() + "/tests/watch/bug_class/hang.py --case " +
-                           hang_case + (fixed ? " --fixed" : ""));
+        testing::run_shell(testing::dlreset_binary() + " watch" + (live ? "" : " --no-live") + " --json " + json + " " +
+                           flags + " -- " + testing::kPython + " " + source_dir() +
+                           "/tests/watch/bug_class/hang.py --case " + hang_case + (fixed ? " --fixed" : ""));
     watched.report = read_json(json);
     return watched;
   }
@@ -67,6 +63,16 @@ class Hang : public ::testing::Test {
     EXPECT_EQ(check_counts(watched.report), counts(2)) << watched.result.err;
   }
 
+  /// Watches hang.py's `hang_case` and then its fixed twin, both with `flags`: the case must be
+  /// stopped as the report's only hang, seen by `rule`, and its twin must run to its end. The
+  /// case's watch, for the test's own checks.
+  Watched watch_hang_and_twin(const std::string& hang_case, const std::string& flags, const std::string& rule) {
+    Watched bug = watch_case(hang_case, false, flags);
+    expect_one_stopped_hang(bug, rule);
+    expect_no_hang(watch_case(hang_case, true, flags));
+    return bug;
+  }
+
   /// How many of the hang's processes have `role` and a frame of the program's that starts with
   /// `frame`, stuck in it or calling what is stuck.
   static int stuck(const nlohmann::json& hang, const std::string& role, const std::string& frame) {
@@ -85,8 +91,8 @@ class Hang : public ::testing::Test {
 
 TEST_F(Hang, WorkersBlockedOnAnEmptyQueueAreStoppedWithEveryStack) {
   DLRESET_REQUIRE_PYTHON_TORCH();
-  const Watched bug = watch_case("queue", false, "--hang-timeout 2");
-  expect_one_stopped_hang(bug, "batches");
+  const Watched bug = watch_hang_and_twin("queue", "--hang-timeout 2", "batches");
+  if (HasFatalFailure()) return;
   const nlohmann::json& hang = bug.report["hangs"][0];
   EXPECT_EQ(hang["pass"], 1);
   EXPECT_EQ(hang["batches"], 0);
@@ -98,22 +104,18 @@ TEST_F(Hang, WorkersBlockedOnAnEmptyQueueAreStoppedWithEveryStack) {
   EXPECT_THAT(bug.result.err, HasSubstr("before its first batch"));
   EXPECT_THAT(bug.result.err, HasSubstr("handed out no batch for"));
   EXPECT_THAT(bug.result.err, HasSubstr("main thread, innermost first:"));
-
-  expect_no_hang(watch_case("queue", true, "--hang-timeout 2"));
 }
 
 TEST_F(Hang, ForkWorkersDeadlockedOnALockHeldAtTheForkAreStoppedButSpawnWorkersRun) {
   DLRESET_REQUIRE_PYTHON_TORCH();
   // Spawn workers import torch before their first batch: the timeout leaves them that time.
-  const Watched bug = watch_case("lock", false, "--hang-timeout 8");
-  expect_one_stopped_hang(bug, "batches");
+  const Watched bug = watch_hang_and_twin("lock", "--hang-timeout 8", "batches");
+  if (HasFatalFailure()) return;
   const nlohmann::json& hang = bug.report["hangs"][0];
   EXPECT_EQ(stuck(hang, "worker of pid", "__getitem__ ("), 2) << bug.result.err;
   EXPECT_THAT(bug.result.err, HasSubstr("bug_class/hang.py, line"));
   // The cause is told too: the workers were forked beside the thread that held the lock.
   EXPECT_THAT(bug.result.err, HasSubstr("forked from a process with 2 threads ('holder' and"));
-
-  expect_no_hang(watch_case("lock", true, "--hang-timeout 8"));
 }
 
 TEST_F(Hang, ASlowLoaderIsNeverCalledHung) {
@@ -126,12 +128,14 @@ TEST_F(Hang, ASlowLoaderIsNeverCalledHung) {
 
 TEST_F(Hang, AReportedHangLetsTheProgramGoOnAndKeepsItsStatus) {
   DLRESET_REQUIRE_PYTHON_TORCH();
-  const Watched paused = watch_case("pause", false, "--hang-timeout 1 --on-hang report");
+  const Watched paused = watch_case("pause", false, "--hang-timeout 1 --on-hang report", /*live=*/true);
   ASSERT_FALSE(paused.report.empty()) << paused.result.err;
   EXPECT_EQ(paused.result.status, 0) << paused.result.err;
   ASSERT_EQ(paused.report["hangs"].size(), 1u) << paused.result.err;
   EXPECT_EQ(paused.report["hangs"][0]["stopped"], false);
   EXPECT_THAT(paused.result.err, HasSubstr("the watch went on (--on-hang report)"));
+  // As it is seen, the hang is told as the summary tells it, not as raw stacks.
+  EXPECT_THAT(paused.result.err, HasSubstr("the program is hung; the watch goes on:\n  hung at "));
   EXPECT_THAT(std::string(paused.result.out), HasSubstr("sum 120"));
 }
 
@@ -142,6 +146,7 @@ TEST_F(Hang, WithoutTheHookAHangIsATreeWithoutCpuAndItsStacksAreNative) {
   const std::string name = tool.out.find("eu-stack") != std::string::npos ? "eu-stack" : "gdb";
   const Watched bug = watch_case("queue", false, "--no-python-trace --hang-timeout 2");
   expect_one_stopped_hang(bug, "cpu");
+  if (HasFatalFailure()) return;
   const nlohmann::json& hang = bug.report["hangs"][0];
   ASSERT_EQ(hang["processes"].size(), 3u) << bug.result.err;
   int native = 0;

@@ -1,6 +1,7 @@
 // The hang watchdog's rules on made-up ticks and hook events (watch/tree/hang_watch.h), and the
 // reading of the stacks faulthandler, eu-stack and gdb write (watch/analysis/hang_view.h): hangs
-// are counted, each reported once until progress is seen again.
+// are counted, each reported once until progress is seen again; and the deadline of the stacks'
+// collection (watch/tree/stack_dump.h).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -135,6 +136,24 @@ TEST(HangView, NativeThreadsOfEuStackAndGdbPutTheMainThreadFirst) {
   EXPECT_EQ(threads[0].name, "main thread");
   EXPECT_EQ(threads[0].frames.size(), 2u);
   EXPECT_EQ(frame_words(threads[0].frames[0]), "__futex_abstimed_wait_common64");
+}
+
+TEST(StackCollection, ProcessesNotReachedBeforeItsDeadlineAreListedWithTheReason) {
+  StackRequest request;
+  request.python = {904};
+  request.native = {901, 902, 903};
+  request.total_s = 0.0;
+  const std::vector<ProcessStacks> all = collect_stacks(request);
+  ASSERT_EQ(all.size(), 4u);
+  const std::string why =
+      "the tree's stacks were read for 0 s, the most a hang waits for them, before this process was reached";
+  int not_reached = 0;
+  for (const ProcessStacks& stacks : all) {
+    EXPECT_EQ(stacks.source, "") << stacks.pid;
+    not_reached += stacks.why_none == why ? 1 : 0;
+  }
+  EXPECT_EQ(not_reached, 4);
+  EXPECT_EQ(all.front().pid, 904);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "watch/analysis/generations.h"
 #include "watch/analysis/hang_view.h"
 #include "watch/analysis/watch_report.h"
+#include "watch/analysis/worker_classifier.h"
 
 namespace dlreset::watch {
 
@@ -13,6 +14,7 @@ void LiveLines::attach(WatchOptions& watch_options) {
   if (!options_.live) return;
   watch_options.on_sample = [this](const std::vector<ProcessRecord>& records, const std::vector<double>& epoch_marks_s,
                                    double now_s) {
+    records_ = records;
     if (respawns_) (*respawns_)(records, epoch_marks_s, now_s, iterators_made_);
   };
   watch_options.on_hang = [this](const HangRecord& hang) { hung(hang); };
@@ -23,17 +25,19 @@ void LiveLines::attach(WatchOptions& watch_options) {
 }
 
 void LiveLines::hung(const HangRecord& hang) const {
-  // Where the program goes on (--on-hang report), its stacks are news now, not at its end.
-  const bool going_on = options_.on_hang != "stop";
-  std::cerr << options_.program_name << ": the program is hung: " << hang_words(hang.sign) << "; "
-            << (going_on ? "every process's stack follows, and the watch goes on.\n"
-                         : "the watch ends it; every process's stack is in the summary.\n");
-  if (!going_on) return;
-  for (const ProcessStacks& stacks : hang.stacks) {
-    std::cerr << "  pid " << stacks.pid << ": "
-              << (stacks.source.empty() ? "no stacks: " + stacks.why_none + "\n" : stacks.source + " stacks:\n")
-              << stacks.text;
+  if (options_.on_hang == "stop") {
+    std::cerr << options_.program_name << ": the program is hung: " << hang_words(hang.sign)
+              << "; the watch ends it; every process's stack is in the summary.\n";
+    return;
   }
+  // The program goes on (--on-hang report): its stacks are news now, not at its end, and are
+  // told as the summary tells them, each process by its role with the frame it is stuck in.
+  WatchReport seen;
+  seen.result.origin_s = origin_s_;
+  seen.result.processes = records_;
+  classify_processes(seen.result.processes);
+  std::cerr << options_.program_name << ": the program is hung; the watch goes on:\n"
+            << hang_text(seen, hang, /*stacks=*/true);
 }
 
 void LiveLines::ready(pid_t root, WatchMode mode, double origin_s) {
@@ -42,6 +46,7 @@ void LiveLines::ready(pid_t root, WatchMode mode, double origin_s) {
               << (mode == WatchMode::connector ? "the process events connector" : "polling")
               << "; Ctrl-C stops the watch, not the process.\n";
   }
+  origin_s_ = origin_s;
   GenerationOptions generation_options;
   generation_options.window_s = options_.generation_window_ms / 1000.0;
   generation_options.start_uncertainty_s = start_uncertainty_s(mode, options_.poll_ms);

@@ -29,6 +29,8 @@ class LiveLines {
   void hung(const HangRecord& hang) const;
 
   const WatchCommandOptions& options_;
+  double origin_s_ = 0.0;               ///< The time the watch counts from.
+  std::vector<ProcessRecord> records_;  ///< The tree as last sampled: a hang's processes are named by it.
   std::optional<LiveRespawns> respawns_;
   std::optional<LiveResets> resets_;
   std::vector<HookEvent> iterators_made_;  ///< The iterators made so far name the workers.

@@ -16,8 +16,6 @@ namespace dlreset::watch {
 
 namespace {
 
-double relative(const WatchReport& report, double time_s) { return since_watch_began(report, time_s); }
-
 nlohmann::json fds_json(const FdCounts& fds) {
   return {{"pipes", fds.pipes},
           {"sockets", fds.sockets},
@@ -63,7 +61,7 @@ nlohmann::json python_json(const WatchReport& report) {
     for (const StackFrame& frame : event.stack) stack.push_back({frame.file, frame.line, frame.function, frame.code});
     nlohmann::json entry = {{"kind", to_string(event.kind)},
                             {"pid", event.pid},
-                            {"t", relative(report, event.time_s)},
+                            {"t", since_watch_began(report, event.time_s)},
                             {"rank", optional_json(event.rank)},
                             {"loader", event.loader},
                             {"iterator", event.iterator},
@@ -161,7 +159,7 @@ nlohmann::json input_wait_json(const WatchReport& report) {
         {"pass", pass.number},
         {"thread", waits.thread},
         {"main_thread", waits.main_thread},
-        {"begun", relative(report, waits.begun_s)},
+        {"begun", since_watch_began(report, waits.begun_s)},
         {"batches", waits.batches},
         {"cause", to_string(pass.cause)},
         {"generation", pass.generation == 0 ? nlohmann::json() : nlohmann::json(pass.generation)},
@@ -219,21 +217,22 @@ nlohmann::json worker_deaths_json(const WatchReport& report) {
     }
     nlohmann::json shm;
     if (evidence.shm) {
-      shm = {{"t", relative(report, evidence.shm->time_s)},
+      shm = {{"t", since_watch_began(report, evidence.shm->time_s)},
              {"used_bytes", evidence.shm->used_bytes},
              {"size_bytes", evidence.shm->size_bytes}};
     }
     nlohmann::json shutdown_t;
-    if (death.shutdown_event) shutdown_t = relative(report, report.python.events[*death.shutdown_event].time_s);
+    if (death.shutdown_event)
+      shutdown_t = since_watch_began(report, report.python.events[*death.shutdown_event].time_s);
     deaths.push_back({{"pid", worker.pid},
                       {"loader", worker.loader_key},
-                      {"t", relative(report, *worker.end_s)},
+                      {"t", since_watch_began(report, *worker.end_s)},
                       {"signal", death.signal},
                       {"cause", death.cause},
                       {"rss_bytes", optional_json(evidence.rss_bytes)},
                       {"tree_rss_bytes", optional_json(evidence.tree_rss_bytes)},
-                      {"sampled_t",
-                       evidence.sampled_s ? nlohmann::json(relative(report, *evidence.sampled_s)) : nlohmann::json()},
+                      {"sampled_t", evidence.sampled_s ? nlohmann::json(since_watch_began(report, *evidence.sampled_s))
+                                                       : nlohmann::json()},
                       {"shm", shm},
                       {"oom_kill", oom},
                       {"shutdown_t", shutdown_t},
@@ -249,7 +248,7 @@ nlohmann::json fd_growth_json(const WatchReport& report) {
     nlohmann::json samples = nlohmann::json::array();
     for (const auto& [event, count] : growth.samples) {
       samples.push_back({{"event", event},
-                         {"t", relative(report, report.python.events[event].time_s)},
+                         {"t", since_watch_began(report, report.python.events[event].time_s)},
                          {"count", count}});
     }
     found.push_back({{"pid", growth.pid},
@@ -299,7 +298,7 @@ nlohmann::json hangs_json(const WatchReport& report) {
                            {"threads", threads}});
     }
     const HangSign& sign = hang.sign;
-    hangs.push_back({{"t", relative(report, sign.time_s)},
+    hangs.push_back({{"t", since_watch_began(report, sign.time_s)},
                      {"rule", to_string(sign.rule)},
                      {"quiet_s", sign.quiet_s},
                      {"pid", sign.pid},
@@ -323,8 +322,8 @@ nlohmann::json report_json(const WatchReport& report) {
         {"start", to_string(process.start)},
         {"how", process.exec_seen ? "exec" : "fork"},
         {"cmdline", process.cmdline},
-        {"start_s", relative(report, process.start_s)},
-        {"end_s", process.end_s ? nlohmann::json(relative(report, *process.end_s)) : nlohmann::json()},
+        {"start_s", since_watch_began(report, process.start_s)},
+        {"end_s", process.end_s ? nlohmann::json(since_watch_began(report, *process.end_s)) : nlohmann::json()},
         {"exit", describe_wait_status(process.wait_status)},
         {"cpu_s", process.cpu_s},
         {"existed_at_attach", process.existed_at_attach}};
@@ -347,22 +346,22 @@ nlohmann::json report_json(const WatchReport& report) {
                            {"parent", generation.parent},
                            {"start", to_string(generation.start)},
                            {"workers", pids},
-                           {"start_s", relative(report, generation.start_s)},
-                           {"end_s",
-                            generation.end_s ? nlohmann::json(relative(report, *generation.end_s)) : nlohmann::json()},
+                           {"start_s", since_watch_began(report, generation.start_s)},
+                           {"end_s", generation.end_s ? nlohmann::json(since_watch_began(report, *generation.end_s))
+                                                      : nlohmann::json()},
                            {"cpu_s", generation.cpu_s},
                            {"replaced", generation.replaced}});
   }
   nlohmann::json respawns = nlohmann::json::array();
   for (const Respawn& respawn : report.generations.respawns) {
     respawns.push_back({{"generation", respawn.generation},
-                        {"t", relative(report, respawn.time_s)},
+                        {"t", since_watch_began(report, respawn.time_s)},
                         {"epoch", epoch_of_start(report, respawn.time_s)},
                         {"replaced", respawn.replaced},
                         {"started", respawn.started}});
   }
   nlohmann::json marks = nlohmann::json::array();
-  for (const double mark : result.epoch_marks_s) marks.push_back(relative(report, mark));
+  for (const double mark : result.epoch_marks_s) marks.push_back(since_watch_began(report, mark));
   nlohmann::json peak_owners = nlohmann::json::array();
   for (const auto& [owner, count] : report.findings.peak.by_owner)
     peak_owners.push_back({{"owner", owner}, {"workers", count}});
@@ -387,7 +386,7 @@ nlohmann::json report_json(const WatchReport& report) {
           {"watcher_cpu_s", result.watcher_cpu_s},
           {"peak_live_workers",
            {{"workers", report.findings.peak.workers},
-            {"t", relative(report, report.findings.peak.time_s)},
+            {"t", since_watch_began(report, report.findings.peak.time_s)},
             {"by_owner", peak_owners},
             {"overlapping", report.findings.peak.overlapping}}},
           {"live_workers_at_epochs", report.findings.live_at_epochs},

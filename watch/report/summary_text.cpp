@@ -17,8 +17,6 @@ namespace dlreset::watch {
 
 namespace {
 
-double relative(const WatchReport& report, double time_s) { return since_watch_began(report, time_s); }
-
 const ProcessRecord& root_record(const WatchReport& report) { return report.result.processes.front(); }
 
 /// Workers of one generation or respawn are usually all alike: say the count that occurs most.
@@ -134,11 +132,11 @@ std::string summary_text(const WatchReport& report) {
   text += fmt::format("  workers: {} started in {}\n", found.workers,
                       plural(static_cast<long>(found.generations.size()), "generation", "generations"));
   for (const Generation& generation : found.generations) {
-    const double start = relative(report, generation.start_s);
-    const std::string lived = generation.end_s
-                                  ? fmt::format("{:.2f}–{:.2f} s, lived {}", start, relative(report, *generation.end_s),
-                                                seconds(*generation.end_s - generation.start_s))
-                                  : fmt::format("from {:.2f} s, still alive at the end", start);
+    const double start = since_watch_began(report, generation.start_s);
+    const std::string lived =
+        generation.end_s ? fmt::format("{:.2f}–{:.2f} s, lived {}", start, since_watch_began(report, *generation.end_s),
+                                       seconds(*generation.end_s - generation.start_s))
+                         : fmt::format("from {:.2f} s, still alive at the end", start);
     text += fmt::format("    generation {}: {} {} {} of pid {}, {}, CPU {}{}\n", generation.index,
                         generation.members.size(), to_string(generation.start),
                         generation.members.size() == 1 ? "worker" : "workers", generation.parent, lived,
@@ -150,7 +148,7 @@ std::string summary_text(const WatchReport& report) {
     std::string at;
     for (const Respawn& respawn : found.respawns) {
       if (!at.empty()) at += ", ";
-      at += seconds(relative(report, respawn.time_s));
+      at += seconds(since_watch_began(report, respawn.time_s));
       if (!result.epoch_marks_s.empty()) at += " (" + epoch_label(epoch_of_start(report, respawn.time_s)) + ")";
     }
     text += fmt::format("  respawns: {}, at {}\n", found.respawns.size(), at);
@@ -166,7 +164,7 @@ std::string summary_text(const WatchReport& report) {
           replaced += respawn.replaced;
         }
       }
-      text += fmt::format("    epoch {} from {:.2f} s: {}{}\n", e, relative(report, result.epoch_marks_s[e]),
+      text += fmt::format("    epoch {} from {:.2f} s: {}{}\n", e, since_watch_began(report, result.epoch_marks_s[e]),
                           plural(respawns, "respawn", "respawns"),
                           respawns > 0 ? fmt::format(" ({} workers replaced)", replaced) : "");
     }
@@ -177,13 +175,14 @@ std::string summary_text(const WatchReport& report) {
     const ProcessRecord& process = result.processes[i];
     if (process.role == ProcessRole::worker) continue;
     const std::string cmdline = process.cmdline.size() > 60 ? process.cmdline.substr(0, 57) + "..." : process.cmdline;
-    const double start = relative(report, process.start_s);
-    others += fmt::format("    pid {} ({}, {}): {}, {}, CPU {}\n", process.pid, to_string(process.role),
-                          process.exec_seen ? "exec" : "fork", cmdline,
-                          process.end_s ? fmt::format("{:.2f}–{:.2f} s, {}", start, relative(report, *process.end_s),
-                                                      describe_wait_status(process.wait_status))
-                                        : fmt::format("from {:.2f} s, still running", start),
-                          seconds(process.cpu_s));
+    const double start = since_watch_began(report, process.start_s);
+    others +=
+        fmt::format("    pid {} ({}, {}): {}, {}, CPU {}\n", process.pid, to_string(process.role),
+                    process.exec_seen ? "exec" : "fork", cmdline,
+                    process.end_s ? fmt::format("{:.2f}–{:.2f} s, {}", start, since_watch_began(report, *process.end_s),
+                                                describe_wait_status(process.wait_status))
+                                  : fmt::format("from {:.2f} s, still running", start),
+                    seconds(process.cpu_s));
   }
   if (!others.empty()) text += "  other processes:\n" + others;
   text += fmt::format("  watcher: {:.2f}% of one core ({} CPU over {})\n",
@@ -280,7 +279,7 @@ std::string python_summary(const WatchReport& report) {
       owners += (owners.empty() ? "" : ", ") + fmt::format("{}: {}", owner, count);
     const std::string cause = overlap_cause(peak);
     text += fmt::format("  live workers: at most {} at once, at {:.2f} s ({}){}\n", peak.workers,
-                        relative(report, peak.time_s), owners, cause.empty() ? "" : ": " + cause);
+                        since_watch_began(report, peak.time_s), owners, cause.empty() ? "" : ": " + cause);
   }
   return text;
 }

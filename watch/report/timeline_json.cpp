@@ -13,11 +13,7 @@
 
 namespace dlreset::watch {
 
-namespace {
-
-double relative(const WatchReport& report, double time_s) { return since_watch_began(report, time_s); }
-
-}  // namespace
+namespace {}  // namespace
 
 nlohmann::json events_json(const WatchReport& report) {
   const WatchResult& result = report.result;
@@ -50,13 +46,13 @@ nlohmann::json events_json(const WatchReport& report) {
           {"loader", lane_of(worker)}, {"worker", worker.pid}, {"pid", worker.pid}, {"generation", generation.index}};
       nlohmann::json spawn = common;
       spawn["kind"] = "spawn";
-      spawn["t"] = relative(report, worker.start_s);
+      spawn["t"] = since_watch_began(report, worker.start_s);
       spawn["epoch"] = epoch_of_start(report, worker.start_s);
       timed.push_back({worker.start_s, spawn});
       if (worker.end_s) {
         nlohmann::json exit = common;
         exit["kind"] = "exit";
-        exit["t"] = relative(report, *worker.end_s);
+        exit["t"] = since_watch_began(report, *worker.end_s);
         exit["epoch"] = epoch_at(report, *worker.end_s);
         timed.push_back({*worker.end_s, exit});
       }
@@ -71,7 +67,7 @@ nlohmann::json events_json(const WatchReport& report) {
     const ProcessRecord& first = result.processes[report.generations.generations[g].members.front()];
     timed.push_back({event.time_s,
                      {{"kind", "iterator_reset"},
-                      {"t", relative(report, event.time_s)},
+                      {"t", since_watch_began(report, event.time_s)},
                       {"loader", lane_of(first)},
                       {"phase", "fit"},
                       {"epoch", epoch_at(report, event.time_s)},
@@ -88,14 +84,14 @@ nlohmann::json events_json(const WatchReport& report) {
                                    {"pass", pass.number},   {"cause", to_string(pass.cause)}};
     nlohmann::json first = common;
     first["phase"] = "first_batch";
-    first["start"] = relative(report, returned - pass.first_wait_s);
-    first["t"] = relative(report, returned);
+    first["start"] = since_watch_began(report, returned - pass.first_wait_s);
+    first["t"] = since_watch_began(report, returned);
     timed.push_back({returned - pass.first_wait_s, first});
     if (waits.last_batch_s && *waits.last_batch_s > returned) {
       nlohmann::json steady = common;
       steady["phase"] = "steady";
-      steady["start"] = relative(report, returned);
-      steady["t"] = relative(report, *waits.last_batch_s);
+      steady["start"] = since_watch_began(report, returned);
+      steady["t"] = since_watch_began(report, *waits.last_batch_s);
       const double busy = pass.steady_wait_s + pass.step_s;
       steady["fraction"] = busy > 0.0 ? pass.steady_wait_s / busy : 0.0;
       timed.push_back({returned, steady});
@@ -108,8 +104,8 @@ nlohmann::json events_json(const WatchReport& report) {
   for (std::size_t e = 0; e < result.epoch_marks_s.size(); ++e) {
     const double end = e + 1 < result.epoch_marks_s.size() ? result.epoch_marks_s[e + 1] : result.end_s;
     epochs.push_back({{"epoch", e},
-                      {"start", relative(report, result.epoch_marks_s[e])},
-                      {"end", relative(report, end)}});
+                      {"start", since_watch_began(report, result.epoch_marks_s[e])},
+                      {"end", since_watch_began(report, end)}});
   }
   std::string start_method;
   for (const auto& [name, count] : start_methods) start_method += (start_method.empty() ? "" : "+") + name;

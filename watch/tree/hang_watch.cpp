@@ -38,8 +38,7 @@ void HangWatch::on_exit(pid_t pid) {
 }
 
 std::optional<HangSign> HangWatch::look(double now_s, double tree_cpu_s, std::uint64_t changes, pid_t root) {
-  if (!started_ || tree_cpu_s - cpu_s_ >= kCpuTickS || changes != changes_) {
-    started_ = true;
+  if (cpu_s_ < 0 || tree_cpu_s - cpu_s_ >= kCpuTickS || changes != changes_) {
     cpu_reported_ = false;
     cpu_s_ = tree_cpu_s;
     changes_ = changes;

@@ -82,11 +82,10 @@ class HangWatch {
   double timeout_s_;
   bool batch_rule_ = false;  ///< The hook patched torch.utils.data in some process.
   std::map<PassKey, LivePass> passes_;
-  double cpu_s_ = -1.0;
+  double cpu_s_ = -1.0;  ///< The tree's CPU time at its last progress; -1: no look yet.
   std::uint64_t changes_ = 0;
   double cpu_progress_s_ = 0.0;  ///< When the tree last used CPU or changed.
-  bool started_ = false;
-  bool cpu_reported_ = false;  ///< The cpu rule called a hang, and the tree has not used CPU since.
+  bool cpu_reported_ = false;    ///< The cpu rule called a hang, and the tree has not used CPU since.
 };
 
 }  // namespace dlreset::watch

@@ -7,8 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -46,13 +49,26 @@ std::string read_from(const std::string& path, off_t offset) {
   return text;
 }
 
+/// "20 s", "7.5 s".
+std::string seconds_text(double seconds) { return fmt::format("{:g} s", std::round(seconds * 10.0) / 10.0); }
+
+/// A process the collection did not reach before its deadline.
+ProcessStacks not_reached(pid_t pid, const StackRequest& request) {
+  ProcessStacks stacks;
+  stacks.pid = pid;
+  stacks.why_none = "the tree's stacks were read for " + seconds_text(request.total_s) +
+                    ", the most a hang waits for them, before this process was reached";
+  return stacks;
+}
+
 void sleep_s(double seconds) {
   const struct timespec pause { 0, static_cast<long>(seconds * 1e9) };
   ::nanosleep(&pause, nullptr);
 }
 
-/// Signals `pid` and waits for what its faulthandler writes; "" where it wrote nothing in time.
-std::string python_stacks(pid_t pid, const StackRequest& request) {
+/// Signals `pid` and waits up to `wait_s` for what its faulthandler writes; "" where it wrote
+/// nothing in time.
+std::string python_stacks(pid_t pid, const StackRequest& request, double wait_s) {
   const off_t before = file_size(request.stacks_file);
   if (::kill(pid, request.signal) != 0) return "";
   const double start_s = sys::monotonic_s();
@@ -68,7 +84,7 @@ std::string python_stacks(pid_t pid, const StackRequest& request) {
     } else if (size > before && now_s - changed_s >= kSettledS) {
       break;
     }
-    if (size == before && now_s - start_s >= request.python_wait_s) return "";
+    if (size == before && now_s - start_s >= wait_s) return "";
   }
   return read_from(request.stacks_file, before);
 }
@@ -118,11 +134,11 @@ std::string run_tool(std::vector<std::string> argv, double timeout_s, std::strin
   if (timed_out) ::kill(child, SIGKILL);
   int status = 0;
   ::waitpid(child, &status, 0);
-  if (timed_out) why = "it took more than " + std::to_string(static_cast<int>(timeout_s)) + " s";
+  if (timed_out) why = "it took more than " + seconds_text(timeout_s);
   return text;
 }
 
-ProcessStacks native_stacks(pid_t pid, const std::string& tool, const StackRequest& request) {
+ProcessStacks native_stacks(pid_t pid, const std::string& tool, double timeout_s) {
   ProcessStacks stacks;
   stacks.pid = pid;
   if (tool.empty()) {
@@ -134,7 +150,7 @@ ProcessStacks native_stacks(pid_t pid, const std::string& tool, const StackReque
   std::vector<std::string> argv = {tool, "-p", target};
   if (name == "gdb") argv = {tool, "-p", target, "-batch", "-nx", "-q", "-ex", "thread apply all bt"};
   std::string why;
-  stacks.text = run_tool(argv, request.native_timeout_s, why);
+  stacks.text = run_tool(argv, timeout_s, why);
   if (stacks.text.find("#0") == std::string::npos) {
     stacks.why_none = name + " read no stack" + (why.empty() ? "" : " (" + why + ")") +
                       (stacks.text.empty() ? "" : ": " + stacks.text.substr(0, stacks.text.find('\n')));
@@ -163,12 +179,18 @@ std::string native_stack_tool() {
 }
 
 std::vector<ProcessStacks> collect_stacks(const StackRequest& request) {
+  const double deadline_s = sys::monotonic_s() + request.total_s;
   std::vector<ProcessStacks> all;
   std::vector<pid_t> native = request.native;
   for (const pid_t pid : request.python) {
+    const double left_s = deadline_s - sys::monotonic_s();
+    if (left_s <= 0) {
+      all.push_back(not_reached(pid, request));
+      continue;
+    }
     ProcessStacks stacks;
     stacks.pid = pid;
-    stacks.text = python_stacks(pid, request);
+    stacks.text = python_stacks(pid, request, std::min(request.python_wait_s, left_s));
     if (stacks.text.empty()) {
       native.push_back(pid);  // a process that did not answer: its native stacks, below
       continue;
@@ -177,7 +199,11 @@ std::vector<ProcessStacks> collect_stacks(const StackRequest& request) {
     all.push_back(std::move(stacks));
   }
   const std::string tool = native.empty() ? "" : native_stack_tool();
-  for (const pid_t pid : native) all.push_back(native_stacks(pid, tool, request));
+  for (const pid_t pid : native) {
+    const double left_s = deadline_s - sys::monotonic_s();
+    all.push_back(left_s <= 0 ? not_reached(pid, request)
+                              : native_stacks(pid, tool, std::min(request.native_timeout_s, left_s)));
+  }
   return all;
 }
 

@@ -29,10 +29,13 @@ struct StackRequest {
   /// are read instead.
   double python_wait_s = 2.0;
   double native_timeout_s = 20.0;  ///< How long the native tool may take for one process.
+  /// How long the whole collection may take: one at a time, the processes of a big tree would
+  /// keep a stopped hang waiting for minutes. Those not reached by then have no stacks, and say so.
+  double total_s = 30.0;
 };
 
 /// Every process's stacks, in the order asked: the Python ones first, one at a time, so that
-/// their writes to the one file do not mix.
+/// their writes to the one file do not mix; each wait cut short where it would pass `total_s`.
 std::vector<ProcessStacks> collect_stacks(const StackRequest& request);
 
 /// The native stack tool found on PATH: eu-stack, else gdb; "" where neither is there.
