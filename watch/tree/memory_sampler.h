@@ -7,6 +7,8 @@
 
 #include <sys/types.h>
 
+#include <utility>
+
 #include "watch/tree/memory_use.h"
 
 namespace dlreset::watch {
