@@ -16,8 +16,10 @@ namespace {
 
 /// The most of one core the reads may take: a tick whose reads took longer than this share of the
 /// interval puts the next one off, so that a program of many GiB, whose reads walk millions of
-/// pages, is sampled less often rather than slowed.
-constexpr double kMaxShare = 0.01;
+/// pages, is sampled less often rather than slowed. A read of a torch process of 180 MiB took
+/// 6 ms here; at 0.4%, the watcher with sampling stays near 1.5% of a core on the benchmark's
+/// loop (docs/results.md, "Watcher overhead").
+constexpr double kMaxShare = 0.004;
 
 /// The watcher's CPU time (its thread's: the watch loop is one thread).
 double thread_cpu_s() {
@@ -56,7 +58,7 @@ bool MemorySampler::begin_tick(double now_s) {
   tick_ = MemoryTick{};
   tick_.time_s = now_s;
   tick_.whole = now_s >= next_s_;
-  tick_cpu_s_ = thread_cpu_s();
+  tick_cpu_s_ = 0.0;
   return tick_.whole;
 }
 
@@ -64,7 +66,9 @@ void MemorySampler::sample_member(pid_t pid, int smaps_fd) {
   if (smaps_fd < 0) return;
   char text[4096];
   // The file is made anew at each read from 0: a pread of the open descriptor reads it again.
+  const double began_s = thread_cpu_s();
   const ssize_t got = ::pread(smaps_fd, text, sizeof text, 0);
+  tick_cpu_s_ += thread_cpu_s() - began_s;
   ++record_.reads;
   if (got > 0) {
     const std::optional<MemoryUse> use = parse_smaps_rollup(std::string_view(text, static_cast<std::size_t>(got)));
@@ -75,7 +79,7 @@ void MemorySampler::sample_member(pid_t pid, int smaps_fd) {
 
 void MemorySampler::end_tick() {
   if (record_.interval_s <= 0.0) return;
-  const double cpu_s = thread_cpu_s() - tick_cpu_s_;
+  const double cpu_s = tick_cpu_s_;
   record_.read_cpu_s += cpu_s;
   // A young member's first read counts against the share too: it puts the next whole tick off.
   const double wait_s = std::max(tick_.whole ? record_.interval_s : 0.0, cpu_s / kMaxShare);

@@ -2,7 +2,7 @@
 // evidence behind the worker_memory and copy_on_read checks. One read walks the process's page
 // tables, and costs more the more memory the process holds, so it runs once a second by default,
 // not at the 50 ms tick that reads CPU time, and less often where the reads would take more than
-// 1% of a core (docs/results.md, "Watcher overhead", gives their cost).
+// 0.4% of a core (docs/results.md, "Watcher overhead", gives their cost).
 #pragma once
 
 #include <sys/types.h>
@@ -24,7 +24,7 @@ class MemorySampler {
   /// Reads one member through `smaps_fd`, its open /proc/PID/smaps_rollup (-1: not read).
   void sample_member(pid_t pid, int smaps_fd);
   /// Ends the tick, and schedules the next one an interval later, or later still where this tick's
-  /// reads took more than 1% of a core over the interval; a tick that read no member is not kept.
+  /// reads took more than 0.4% of a core over the interval; a tick that read no member is not kept.
   void end_tick();
   /// Every tick kept, handed over once the watch ends.
   MemoryRecord take() { return std::move(record_); }
@@ -32,7 +32,7 @@ class MemorySampler {
  private:
   MemoryRecord record_;
   double next_s_ = 0.0;
-  double tick_cpu_s_ = 0.0;  ///< The watcher's CPU time as the tick began.
+  double tick_cpu_s_ = 0.0;  ///< The CPU time this tick's reads took so far.
   MemoryTick tick_;
 };
 

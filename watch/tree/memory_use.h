@@ -43,7 +43,7 @@ struct MemoryRecord {
   std::vector<MemoryTick> ticks;
   long reads = 0;           ///< smaps_rollup files read, over every tick.
   double read_cpu_s = 0.0;  ///< The watcher's CPU time those reads took: what sampling costs.
-  /// Ticks whose reads took more than 1% of a core, so that the next one came later than the interval.
+  /// Ticks whose reads took more than 0.4% of a core, so that the next one came later than the interval.
   long stretched = 0;
 };
 

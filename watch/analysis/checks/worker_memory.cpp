@@ -128,9 +128,25 @@ std::string section(const WatchReport& report, const Check& /*check*/) {
   const WorkerMemory& memory = report.findings.memory;
   if (!memory.largest) return "";
   const WorkerMemoryTrace& largest = memory.workers[*memory.largest];
-  std::string text = fmt::format("  worker memory (PSS, sampled every {}): the largest worker held {} (pid {}, {})",
-                                 seconds(report.result.memory.interval_s), size_words(largest.peak.second.pss_bytes),
-                                 report.result.processes[largest.record].pid, largest.owner);
+  const MemoryRecord& sampled = report.result.memory;
+  // Where reads took too long, ticks came less often than the interval: say how often they came,
+  // where that was a tenth later or more (a young worker's first read may put one tick off a little).
+  std::string how = "sampled every " + seconds(sampled.interval_s);
+  if (sampled.stretched > 0) {
+    std::vector<double> whole;
+    for (const MemoryTick& tick : sampled.ticks) {
+      if (tick.whole) whole.push_back(tick.time_s);
+    }
+    const double mean_s =
+        whole.size() > 1 ? (whole.back() - whole.front()) / static_cast<double>(whole.size() - 1) : 0.0;
+    if (mean_s > 1.1 * sampled.interval_s) {
+      how = fmt::format("sampled every {} on average, not {}, to keep the reads under 0.4% of a core", seconds(mean_s),
+                        seconds(sampled.interval_s));
+    }
+  }
+  std::string text = fmt::format("  worker memory (PSS, {}): the largest worker held {} (pid {}, {})", how,
+                                 size_words(largest.peak.second.pss_bytes), report.result.processes[largest.record].pid,
+                                 largest.owner);
   // Workers that lived less than the interval had only their first read, at their start: no
   // whole tick saw them together.
   if (memory.peak_live_workers > 0) {
