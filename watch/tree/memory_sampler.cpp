@@ -10,6 +10,8 @@
 #include <string>
 #include <utility>
 
+#include "harness/sys/clock.h"
+
 namespace dlreset::watch {
 
 namespace {
@@ -22,11 +24,7 @@ namespace {
 constexpr double kMaxShare = 0.004;
 
 /// The watcher's CPU time (its thread's: the watch loop is one thread).
-double thread_cpu_s() {
-  timespec now{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
-}
+double thread_cpu_s() { return sys::seconds_on(CLOCK_THREAD_CPUTIME_ID); }
 
 /// The value of the line "name:   123 kB" in bytes; empty where there is no such line.
 std::optional<std::uint64_t> field_bytes(std::string_view text, std::string_view name) {
