@@ -31,6 +31,8 @@ CommandResult run_shell(const std::string& command) {
 
 std::string dlreset_binary() { return DLRESET_BINARY; }
 
+std::string watch_binary() { return DLRESET_WATCH_BINARY; }
+
 void expect_usage_errors(const std::string& command, const std::vector<UsageCase>& cases) {
   for (const auto& [arguments, named] : cases) {
     const CommandResult result = run_shell(command + " " + arguments);

@@ -19,6 +19,12 @@ CommandResult run_shell(const std::string& command);
 /// The dlreset binary this build made.
 std::string dlreset_binary();
 
+/// The standalone watcher this build made, dlreset-watch: the same watcher as `dlreset watch`,
+/// which starts a second sooner for not loading LibTorch. The tests that are not about the
+/// subcommand watch with it (RealJobs.TheStandaloneWatcherLinksNoLibTorchAndGivesTheSameReport
+/// holds the two to the same report).
+std::string watch_binary();
+
 /// A command line's arguments, and what its usage error must name (a flag, most often).
 using UsageCase = std::pair<std::string, std::string>;
 

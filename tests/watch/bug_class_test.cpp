@@ -43,8 +43,8 @@ class BugClass : public ::testing::TestWithParam<BugCase> {
     const BugCase& bug = GetParam();
     const std::string json = dir_.file(fixed ? "fixed.json" : "bug.json");
     Watched watched;
-    watched.result = testing::run_shell(testing::dlreset_binary() + " watch --no-live --epoch-regex '^Epoch' --json " +
-                                        json + " " + bug.gates + " -- " + testing::kPython + " " + source_dir() +
+    watched.result = testing::run_shell(testing::watch_binary() + " --no-live --epoch-regex '^Epoch' --json " + json +
+                                        " " + bug.gates + " -- " + testing::kPython + " " + source_dir() +
                                         "/tests/watch/bug_class/" + bug.program + ".py" + (fixed ? " --fixed" : ""));
     watched.report = read_json(json);
     return watched;

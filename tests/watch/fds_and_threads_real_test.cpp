@@ -33,7 +33,7 @@ class FdsAndThreads : public ::testing::Test {
     const std::string json = dir_.file("report" + std::to_string(++runs_) + ".json");
     Watched watched;
     watched.result =
-        testing::run_shell(testing::dlreset_binary() + " watch --no-live --json " + json + " " + gates + " -- " +
+        testing::run_shell(testing::watch_binary() + " --no-live --json " + json + " " + gates + " -- " +
                            testing::kPython + " " + source_dir() + "/tests/watch/" + program + " " + arguments);
     watched.report = read_json(json);
     return watched;

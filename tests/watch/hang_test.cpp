@@ -33,9 +33,9 @@ class Hang : public ::testing::Test {
     const std::string json = dir_.file(hang_case + (fixed ? "-fixed.json" : ".json"));
     Watched watched;
     watched.result =
-        testing::run_shell(testing::dlreset_binary() + " watch" + (live ? "" : " --no-live") + " --json " + json + " " +
-                           flags + " -- " + testing::kPython + " " + source_dir() +
-                           "/tests/watch/bug_class/hang.py --case " + hang_case + (fixed ? " --fixed" : ""));
+        testing::run_shell(testing::watch_binary() + (live ? "" : " --no-live") + " --json " + json + " " + flags +
+                           " -- " + testing::kPython + " " + source_dir() + "/tests/watch/bug_class/hang.py --case " +
+                           hang_case + (fixed ? " --fixed" : ""));
     watched.report = read_json(json);
     return watched;
   }

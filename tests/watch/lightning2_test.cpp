@@ -34,8 +34,8 @@ std::string program(const std::string& name) { return source_dir() + "/tests/wat
 /// Runs `dlreset watch --no-live --json ... FLAGS -- COMMAND` and reads its report.
 Watched watch(const testing::TempDir& dir, const std::string& flags, const std::string& command) {
   const std::string json = dir.file("watch.json");
-  const testing::CommandResult result = testing::run_shell(testing::dlreset_binary() + " watch --no-live --json " +
-                                                           json + " " + flags + " -- " + command);
+  const testing::CommandResult result =
+      testing::run_shell(testing::watch_binary() + " --no-live --json " + json + " " + flags + " -- " + command);
   return Watched{result.status, result.err, read_json(json)};
 }
 

@@ -26,8 +26,8 @@ using ::testing::HasSubstr;
 /// the watch's status goes to status<N>.
 std::string watched_agent(const testing::TempDir& dir, int node, int port) {
   const std::string n = std::to_string(node);
-  return std::string(DLRESET_WATCH_BINARY) + " --no-live --json " + dir.file("node" + n + ".json") + " -- " +
-         testing::kPython + " -m torch.distributed.run --nnodes 2 --node_rank " + n +
+  return testing::watch_binary() + " --no-live --json " + dir.file("node" + n + ".json") + " -- " + testing::kPython +
+         " -m torch.distributed.run --nnodes 2 --node_rank " + n +
          " --nproc_per_node 1 --rdzv_backend c10d --rdzv_endpoint 127.0.0.1:" + std::to_string(port) +
          " --rdzv_id dlreset-merge-" + std::to_string(getpid()) + " --redirects 1 --tee 1 --monitor_interval 0.2 " +
          source_dir() + "/tests/watch/ddp_loop.py --mode reset --epochs 2 >" + dir.file("out" + n) + " 2>" +
@@ -61,8 +61,8 @@ TEST(MultiNode, TwoNodesReportsMergeIntoOneJobWithEveryRankAndTheSummedRespawns)
   EXPECT_EQ(node0["host"], std::string(host.data())) << logs;
 
   const testing::CommandResult merged =
-      testing::run_shell(std::string(DLRESET_WATCH_BINARY) + " merge --max-respawns 0 --json " +
-                         dir.file("merged.json") + " " + dir.file("node0.json") + " " + dir.file("node1.json"));
+      testing::run_shell(testing::watch_binary() + " merge --max-respawns 0 --json " + dir.file("merged.json") + " " +
+                         dir.file("node0.json") + " " + dir.file("node1.json"));
   EXPECT_EQ(merged.status, kGateFailed) << merged.out << merged.err;
   EXPECT_THAT(merged.out, HasSubstr("2 nodes, 2 ranks\n"));
   EXPECT_THAT(merged.out, HasSubstr("  respawns: 2 (1 + 1)\n"));

@@ -25,7 +25,7 @@ std::string program(const std::string& name) {
 }
 
 testing::CommandResult watch(const std::string& args) {
-  return testing::run_shell(testing::dlreset_binary() + " watch " + args);
+  return testing::run_shell(testing::watch_binary() + " " + args);
 }
 
 /// torch 1.13's torchrun on Python 3.11 needs --redirects and --tee: with its default it stops
@@ -138,20 +138,26 @@ TEST(RealJobs, PythonChildrenThatCannotLoadTheHookAreNamedWithTheReason) {
 
 TEST(RealJobs, TheStandaloneWatcherLinksNoLibTorchAndGivesTheSameReport) {
   DLRESET_REQUIRE_PYTHON_TORCH();
-  const std::string standalone = std::string(DLRESET_WATCH_BINARY);
+  const std::string standalone = testing::watch_binary();
   const testing::CommandResult libraries = testing::run_shell("ldd " + standalone);
   EXPECT_EQ(libraries.status, 0);
   EXPECT_THAT(libraries.out, ::testing::Not(HasSubstr("libtorch")));
   EXPECT_THAT(libraries.out, ::testing::Not(HasSubstr("libc10")));
   testing::TempDir dir;
-  const testing::CommandResult result =
-      testing::run_shell(standalone + " --no-live --expect-persistent --json " + dir.file("watch.json") + " -- " +
-                         program("train_loop.py") + " --mode reset --epochs 2");
+  const std::string watched = " --no-live --expect-persistent --json " + dir.file("watch.json") + " -- " +
+                              program("train_loop.py") + " --mode reset --epochs 2";
+  const testing::CommandResult result = testing::run_shell(standalone + watched);
   EXPECT_EQ(result.status, kGateFailed) << result.err;
   EXPECT_THAT(result.err, HasSubstr("dlreset-watch: workers were replaced 1 time"));
   EXPECT_THAT(result.err, HasSubstr("in reset_like_lightning_1_5_0"));
   const nlohmann::json report = read_json(dir.file("watch.json"));
   EXPECT_EQ(check_counts(report)["respawns"], 1) << result.err;
+  // The subcommand counts the same: the suites of real programs watch with the standalone
+  // watcher (testing::watch_binary), which starts sooner.
+  const testing::CommandResult subcommand = testing::run_shell(testing::dlreset_binary() + " watch" + watched);
+  EXPECT_EQ(subcommand.status, kGateFailed) << subcommand.err;
+  EXPECT_THAT(subcommand.err, HasSubstr("dlreset watch: workers were replaced 1 time"));
+  EXPECT_EQ(check_counts(read_json(dir.file("watch.json"))), check_counts(report)) << subcommand.err;
 }
 
 }  // namespace

@@ -41,8 +41,8 @@ class WorkerDeath : public ::testing::Test {
     std::string command = wrap;
     command.replace(command.find("%s"), 2, program);
     Watched watched;
-    watched.result = testing::run_shell(testing::dlreset_binary() + " watch --no-live --epoch-regex '^Epoch' --json " +
-                                        json + " -- " + command);
+    watched.result = testing::run_shell(testing::watch_binary() + " --no-live --epoch-regex '^Epoch' --json " + json +
+                                        " -- " + command);
     watched.report = read_json(json);
     return watched;
   }
