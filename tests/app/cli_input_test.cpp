@@ -101,6 +101,7 @@ std::vector<BadFlag> bad_flags() {
   add("--seed", {"-1", "18446744073709551616", "1.5", "abc", ""});
   add("--json", {"/nonexistent/dir/report.json", "/tmp", ""});
   add("--events", {"/nonexistent/dir/events.json", "/tmp", ""});
+  add("--seed-mode", {"random", "Torch", ""});
   // Switches take no value; given an explicit one, it must read as a boolean.
   for (const std::string flag :
        {"--no-persistent-workers", "--no-pin-memory", "--trace-resets", "--profiler", "--no-progress"}) {
@@ -108,6 +109,8 @@ std::vector<BadFlag> bad_flags() {
   }
   cases.push_back({{"run", "--no-such-flag"}, "--no-such-flag"});
   cases.push_back({{"run", "--workers", "1", "--workers", "2"}, "--workers"});
+  // Both on stdout would interleave two documents.
+  cases.push_back({{"run", "--json", "-", "--events", "-"}, "--events -"});
   return cases;
 }
 

@@ -235,20 +235,22 @@ TEST(Watch, AnInputWaitGateThatMeasuredNothingFailsAndSaysSo) {
   EXPECT_THAT(off.err, HasSubstr("--max-first-batch-s cannot be checked: the Python hook was off"));
 }
 
+/// The table goes to dlreset-watch, whose options are the subcommand's (watch/cli), and which
+/// starts without loading LibTorch; one case goes to the subcommand.
 TEST(Watch, BadInputExitsTwoWithOneLine) {
-  testing::expect_usage_errors(testing::dlreset_binary() + " watch",
-                               {{"", "needs a command to run"},
-                                {"--pid 999999999", "--pid"},
-                                {"--pid 0", "--pid"},
-                                {"--epoch-regex '(' -- true", "--epoch-regex"},
-                                {"--poll-ms 0 -- true", "--poll-ms"},
-                                {"--mode sometimes -- true", "--mode"},
-                                {"--json - -- true", "--json"},
-                                {"--pid 1 -- true", "not both"},
-                                {"--max-respawns -1 -- true", "--max-respawns"},
-                                {"--max-input-wait 1.5 -- true", "--max-input-wait"},
-                                {"--max-input-wait 30% -- true", "--max-input-wait"},
-                                {"--max-first-batch-s -1 -- true", "--max-first-batch-s"}});
+  testing::expect_usage_errors(testing::dlreset_binary() + " watch", {{"--poll-ms 0 -- true", "--poll-ms"}});
+  testing::expect_usage_errors(testing::watch_binary(), {{"", "needs a command to run"},
+                                                         {"--pid 999999999", "--pid"},
+                                                         {"--pid 0", "--pid"},
+                                                         {"--epoch-regex '(' -- true", "--epoch-regex"},
+                                                         {"--poll-ms 0 -- true", "--poll-ms"},
+                                                         {"--mode sometimes -- true", "--mode"},
+                                                         {"--json - -- true", "--json"},
+                                                         {"--pid 1 -- true", "not both"},
+                                                         {"--max-respawns -1 -- true", "--max-respawns"},
+                                                         {"--max-input-wait 1.5 -- true", "--max-input-wait"},
+                                                         {"--max-input-wait 30% -- true", "--max-input-wait"},
+                                                         {"--max-first-batch-s -1 -- true", "--max-first-batch-s"}});
   // A pid that exists but cannot be read needs a process of another user, which a test run as
   // root cannot make unreadable; check_attachable's message for it is the same one line.
 }
