@@ -22,7 +22,7 @@
 #include "watch/analysis/python_view.h"
 #include "watch/analysis/watch_report.h"
 #include "watch/analysis/worker_classifier.h"
-#include "watch/cli/watch_command.h"
+#include "watch/cli/watch_options.h"
 #include "watch/hook/hook_event.h"
 #include "watch/report/report_json.h"
 #include "watch/report/summary_text.h"

@@ -10,9 +10,9 @@
 
 namespace dlreset::watch {
 
-/// The status of a watch whose program succeeded and whose gate failed (watch/cli/watch_command.h).
+/// The status of a watch whose program succeeded and whose gate failed (watch/cli/watch_options.h).
 inline constexpr int kGateFailed = 99;
-/// The status of a watch that ended a hung program (watch/cli/watch_command.h's kExitHung).
+/// The status of a watch that ended a hung program (watch/cli/watch_options.h's kExitHung).
 inline constexpr int kExitHung = 124;
 
 inline std::string source_dir() { return DLRESET_SOURCE_DIR; }

@@ -9,7 +9,7 @@
 
 #include "watch/cli/live_resets.h"
 #include "watch/cli/live_respawns.h"
-#include "watch/cli/watch_command.h"
+#include "watch/cli/watch_options.h"
 #include "watch/tree/watcher.h"
 
 namespace dlreset::watch {

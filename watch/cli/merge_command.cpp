@@ -12,6 +12,7 @@
 #include "harness/cli/json_file.h"
 #include "watch/analysis/checks/checks.h"
 #include "watch/analysis/checks/gate_verdict.h"
+#include "watch/cli/watch_command.h"
 
 namespace dlreset::watch {
 

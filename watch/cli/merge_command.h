@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "watch/cli/watch_command.h"
+#include "watch/cli/watch_options.h"
 #include "watch/report/report_merge.h"
 
 namespace dlreset::watch {
