@@ -19,15 +19,16 @@ namespace {
 using ::dlreset::testing::run_epoch;
 using ::dlreset::testing::synthetic_loader;
 
-constexpr int kEpochs = 3;
-constexpr std::int64_t kSamples = 24;
-constexpr std::int64_t kBatchSize = 4;
-constexpr std::int64_t kBatches = kSamples / kBatchSize;
+constexpr int kPassEpochs = 3;
+constexpr std::int64_t kPassSamples = 24;
+constexpr std::int64_t kPassBatchSize = 4;
+constexpr std::int64_t kPassBatches = kPassSamples / kPassBatchSize;
 
 class PassTimesBackends : public ::testing::TestWithParam<StartMethod> {};
 
 std::shared_ptr<DataLoader> loader_with(StartMethod method, int workers, bool persistent) {
-  return synthetic_loader(kSamples, testing::worker_loader_options("probe", method, workers, persistent, kBatchSize));
+  return synthetic_loader(kPassSamples,
+                          testing::worker_loader_options("probe", method, workers, persistent, kPassBatchSize));
 }
 
 std::int64_t passes_started_by(const DataLoader& loader, PassStart start) {
@@ -39,12 +40,12 @@ std::int64_t passes_started_by(const DataLoader& loader, PassStart start) {
 /// Run to its end, a pass of N batches makes N + 1 next() calls (the last returns the end) and
 /// N steps, and its first batch is recorded once.
 void expect_whole_passes(const DataLoader& loader) {
-  ASSERT_EQ(loader.passes().size(), static_cast<std::size_t>(kEpochs));
+  ASSERT_EQ(loader.passes().size(), static_cast<std::size_t>(kPassEpochs));
   for (std::size_t p = 0; p < loader.passes().size(); ++p) {
     const PassTimes& pass = loader.passes()[p];
-    EXPECT_EQ(pass.batches, kBatches) << "pass " << p;
-    EXPECT_EQ(pass.next_calls, kBatches + 1) << "pass " << p;
-    EXPECT_EQ(pass.steps, kBatches) << "pass " << p;
+    EXPECT_EQ(pass.batches, kPassBatches) << "pass " << p;
+    EXPECT_EQ(pass.next_calls, kPassBatches + 1) << "pass " << p;
+    EXPECT_EQ(pass.steps, kPassBatches) << "pass " << p;
     EXPECT_GT(pass.first_batch_s, 0.0) << "pass " << p;
     EXPECT_GE(pass.first_batch_s, pass.iter_s) << "pass " << p << ": the first batch counts from iter()";
     EXPECT_LE(pass.wait_at_start_s, pass.wait_s) << "pass " << p;
@@ -61,18 +62,18 @@ void expect_whole_passes(const DataLoader& loader) {
 
 TEST_P(PassTimesBackends, PersistentWorkersStartOnlyTheFirstPass) {
   auto loader = loader_with(GetParam(), 2, /*persistent=*/true);
-  for (int epoch = 0; epoch < kEpochs; ++epoch) run_epoch(*loader);
+  for (int epoch = 0; epoch < kPassEpochs; ++epoch) run_epoch(*loader);
   expect_whole_passes(*loader);
   EXPECT_EQ(passes_started_by(*loader, PassStart::new_workers), 1);
-  EXPECT_EQ(passes_started_by(*loader, PassStart::workers_kept), kEpochs - 1);
+  EXPECT_EQ(passes_started_by(*loader, PassStart::workers_kept), kPassEpochs - 1);
   EXPECT_EQ(loader->passes().front().start, PassStart::new_workers);
 }
 
 TEST_P(PassTimesBackends, FreshWorkersStartEveryPass) {
   auto loader = loader_with(GetParam(), 2, /*persistent=*/false);
-  for (int epoch = 0; epoch < kEpochs; ++epoch) run_epoch(*loader);
+  for (int epoch = 0; epoch < kPassEpochs; ++epoch) run_epoch(*loader);
   expect_whole_passes(*loader);
-  EXPECT_EQ(passes_started_by(*loader, PassStart::new_workers), kEpochs);
+  EXPECT_EQ(passes_started_by(*loader, PassStart::new_workers), kPassEpochs);
   EXPECT_EQ(passes_started_by(*loader, PassStart::workers_kept), 0);
 }
 
@@ -111,10 +112,10 @@ INSTANTIATE_TEST_SUITE_P(StartMethods, PassTimesBackends, ::testing::Values(Star
 
 TEST(PassTimes, WithoutWorkersNoPassStartsWorkers) {
   auto loader = loader_with(StartMethod::thread, 0, /*persistent=*/false);
-  for (int epoch = 0; epoch < kEpochs; ++epoch) run_epoch(*loader);
+  for (int epoch = 0; epoch < kPassEpochs; ++epoch) run_epoch(*loader);
   expect_whole_passes(*loader);
   EXPECT_EQ(passes_started_by(*loader, PassStart::new_workers), 0);
-  EXPECT_EQ(passes_started_by(*loader, PassStart::workers_kept), kEpochs);
+  EXPECT_EQ(passes_started_by(*loader, PassStart::workers_kept), kPassEpochs);
 }
 
 }  // namespace

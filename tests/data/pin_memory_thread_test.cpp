@@ -83,7 +83,7 @@ class CountingPin {
 
 /// One epoch through next(), the one way a pinning iterator hands batches out: its indices in
 /// the order they came.
-std::vector<std::int64_t> run_epoch(DataLoader& loader) {
+std::vector<std::int64_t> run_epoch_through_next(DataLoader& loader) {
   std::vector<std::int64_t> seen;
   auto it = loader.iter();
   while (std::optional<Batch> batch = it->next()) {
@@ -119,7 +119,7 @@ TEST_P(PinMemoryThreadTest, PinsEveryBatchOnceOffTheTrainingThreadAndKeepsTheOrd
   plain_options.pin_memory = false;
   auto plain = synthetic_loader(kSamples, plain_options);
   for (int epoch = 0; epoch < kEpochs; ++epoch) {
-    EXPECT_EQ(run_epoch(*pinned), run_epoch(*plain)) << "epoch " << epoch;
+    EXPECT_EQ(run_epoch_through_next(*pinned), run_epoch_through_next(*plain)) << "epoch " << epoch;
   }
   EXPECT_EQ(pin.calls(), kEpochs * kBatchesPerEpoch);
   const std::set<std::thread::id> threads = pin.threads();
@@ -210,7 +210,7 @@ TEST(PinMemory, IsOffWithoutCudaOrAFunctionAndOnTheMainThreadWithoutWorkers) {
   options.persistent_workers = false;
   auto single = synthetic_loader(kSamples, options);
   single->set_pin_memory_function(pin.function());
-  run_epoch(*single);
+  run_epoch_through_next(*single);
   EXPECT_EQ(pin.calls(), kBatchesPerEpoch);
   EXPECT_EQ(pin.threads(), std::set<std::thread::id>{std::this_thread::get_id()});
 }

@@ -21,7 +21,9 @@
 #include "watch/hook/hook_event.h"
 #include "watch/tree/fd_census.h"
 
-namespace dlreset::watch {
+// The file's own namespace: the asan preset compiles the suite's files together (a unity build),
+// and each names its made-up events alike.
+namespace dlreset::watch::fd_growth_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -236,4 +238,4 @@ TEST(ForkThreads, SpawnAndForkserverWorkersBesideThreadsAreNoNote) {
 }
 
 }  // namespace
-}  // namespace dlreset::watch
+}  // namespace dlreset::watch::fd_growth_test

@@ -27,7 +27,9 @@
 #include "watch/report/report_json.h"
 #include "watch/report/summary_text.h"
 
-namespace dlreset::watch {
+// The file's own namespace: the asan preset compiles the suite's files together (a unity build),
+// and each names its made-up events alike.
+namespace dlreset::watch::input_wait_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -569,4 +571,4 @@ TEST(InputWaitGates, AGateThatCouldNotSeeTheWaitFailsAndSaysWhy) {
 }
 
 }  // namespace
-}  // namespace dlreset::watch
+}  // namespace dlreset::watch::input_wait_test

@@ -18,7 +18,9 @@
 #include "watch/hook/hook_event.h"
 #include "watch/report/summary_text.h"
 
-namespace dlreset::watch {
+// The file's own namespace: the asan preset compiles the suite's files together (a unity build),
+// and each names its made-up events alike.
+namespace dlreset::watch::python_view_test {
 namespace {
 
 using ::testing::Contains;
@@ -398,4 +400,4 @@ TEST(WorkerClassifier, AShellsSubshellIsNotAWorker) {
 }
 
 }  // namespace
-}  // namespace dlreset::watch
+}  // namespace dlreset::watch::python_view_test

@@ -18,7 +18,7 @@ namespace {
 
 /// The socket's receive buffer. A hook never waits for the watcher, so a burst the watcher has
 /// not read yet must fit: a stack of 64 frames is some 10 KiB, and 4 MiB holds hundreds.
-constexpr int kReceiveBufferBytes = 4 << 20;
+constexpr int kHookReceiveBufferBytes = 4 << 20;
 
 /// The hook's private package beside its sitecustomize.py (watch/hook/python/_dlreset_hook/),
 /// which the bootstrap loads its channel, state and patches from.
@@ -76,8 +76,8 @@ std::unique_ptr<HookChannel> HookChannel::open(std::string& why_not) {
     return nullptr;
   }
   // As root the limit of net.core.rmem_max does not apply; otherwise take what is allowed.
-  if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &kReceiveBufferBytes, sizeof kReceiveBufferBytes) != 0) {
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &kReceiveBufferBytes, sizeof kReceiveBufferBytes);
+  if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &kHookReceiveBufferBytes, sizeof kHookReceiveBufferBytes) != 0) {
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &kHookReceiveBufferBytes, sizeof kHookReceiveBufferBytes);
   }
   return std::unique_ptr<HookChannel>(new HookChannel(fd, pattern, path));
 }

@@ -31,7 +31,7 @@ constexpr int kProbeTimeoutMs = 250;
 
 /// The socket's receive buffer: every process event of the machine passes through it, so a
 /// busy machine with a slow reader must not overflow it. 4 MiB holds some 100,000 events.
-constexpr int kReceiveBufferBytes = 4 << 20;
+constexpr int kConnectorReceiveBufferBytes = 4 << 20;
 
 }  // namespace
 
@@ -42,7 +42,7 @@ std::unique_ptr<ProcConnector> ProcConnector::open(std::string& why_not) {
     return nullptr;
   }
   std::unique_ptr<ProcConnector> connector(new ProcConnector(fd));
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &kReceiveBufferBytes, sizeof kReceiveBufferBytes);
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &kConnectorReceiveBufferBytes, sizeof kConnectorReceiveBufferBytes);
   sockaddr_nl address{};
   address.nl_family = AF_NETLINK;
   address.nl_groups = CN_IDX_PROC;
