@@ -161,10 +161,14 @@ double steady_percent(const nlohmann::json& report) {
   return 100.0 * steady / (steady + job["step_s"].get<double>());
 }
 
-class InputStall : public ::testing::TestWithParam<StallCase> {
+/// Either suite, as it begins, starts the runs of both (StallRuns).
+template <typename Param>
+class StallSuite : public ::testing::TestWithParam<Param> {
  protected:
   static void SetUpTestSuite() { StallRuns::instance(); }
 };
+
+using InputStall = StallSuite<StallCase>;
 
 TEST_P(InputStall, MeasuresTheSteadyStateWaitItWasSet) {
   DLRESET_REQUIRE_PYTHON_TORCH();
@@ -183,10 +187,7 @@ TEST_P(InputStall, MeasuresTheSteadyStateWaitItWasSet) {
 INSTANTIATE_TEST_SUITE_P(Watch, InputStall, ::testing::ValuesIn(kStallCases),
                          [](const ::testing::TestParamInfo<StallCase>& info) { return case_name(info.param); });
 
-class InputStallCleanTwin : public ::testing::TestWithParam<int> {
- protected:
-  static void SetUpTestSuite() { StallRuns::instance(); }
-};
+using InputStallCleanTwin = StallSuite<int>;
 
 TEST_P(InputStallCleanTwin, WaitsForNothingAndFindsNothing) {
   DLRESET_REQUIRE_PYTHON_TORCH();
