@@ -54,6 +54,7 @@ summary() {
   local status=$? pid
   # A step that failed leaves no step beside it running (each runs in its own process group).
   for pid in "${beside_pid[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
+  [ -z "${beside_logs:-}" ] || rm -rf "$beside_logs"
   {
     echo "== ci: times (exit status $status)"
     printf '   %s\n' "${times[@]}"
@@ -105,4 +106,3 @@ if [ "${DLRESET_FULL_CHECKS:-0}" = 1 ]; then
   done
   join_step "memcheck"
 fi
-rm -rf "$beside_logs"
