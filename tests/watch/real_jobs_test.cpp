@@ -1,6 +1,6 @@
-// `dlreset watch` on the shapes real jobs take: a two-rank torchrun job, a progress bar that
-// redraws its line, a wrapper script, Python children that cannot load the hook, and the
-// standalone dlreset-watch.
+// The watcher on the shapes real jobs take: a two-rank torchrun job, a progress bar that redraws
+// its line, a wrapper script, Python children that cannot load the hook. They run under
+// dlreset-watch (testing::watch_binary), and one test holds `dlreset watch` to its counts.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
