@@ -24,7 +24,7 @@ step() {
   begin=$(date +%s)
   echo "== ci: $name" >&2
   "$@"
-  times+=("$(printf '%-22s %5d s' "$name" $(($(date +%s) - begin)))")
+  times+=("$(printf '%-26s %5d s' "$name" $(($(date +%s) - begin)))")
   echo "== ci: $name took $(($(date +%s) - begin)) s" >&2
 }
 # step_beside NAME COMMAND...: starts a step that uses one core beside the steps that follow,
@@ -46,7 +46,7 @@ join_step() {
   unset "beside_pid[$name]"
   echo "== ci: $name (its output)" >&2
   cat "$beside_logs/$name.log" >&2
-  times+=("$(printf '%-22s %5d s (beside)' "$name" $(($(date +%s) - beside_begin[$name])))")
+  times+=("$(printf '%-26s %5d s (beside)' "$name" $(($(date +%s) - beside_begin[$name])))")
   echo "== ci: $name took $(($(date +%s) - beside_begin[$name])) s, beside other steps" >&2
   [ "$status" -eq 0 ] || { echo "== ci: $name failed (exit status $status)" >&2; return "$status"; }
 }
@@ -58,7 +58,7 @@ summary() {
   {
     echo "== ci: times (exit status $status)"
     printf '   %s\n' "${times[@]}"
-    printf '   %-22s %5d s\n' "all" $(($(date +%s) - started))
+    printf '   %-26s %5d s\n' "all" $(($(date +%s) - started))
   } >&2
 }
 trap summary EXIT
