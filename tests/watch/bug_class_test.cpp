@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/command.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/python_torch.h"
 #include "tests/watch/watch_json.h"
+#include "tests/watch/watched.h"
 
 namespace dlreset::watch {
 namespace {
@@ -34,20 +34,10 @@ std::string case_name(const ::testing::TestParamInfo<BugCase>& info) { return in
 
 class BugClass : public ::testing::TestWithParam<BugCase> {
  protected:
-  struct Watched {
-    testing::CommandResult result;
-    nlohmann::json report;
-  };
-
   Watched watch_program(bool fixed) {
     const BugCase& bug = GetParam();
-    const std::string json = dir_.file(fixed ? "fixed.json" : "bug.json");
-    Watched watched;
-    watched.result = testing::run_shell(testing::watch_binary() + " --no-live --epoch-regex '^Epoch' --json " + json +
-                                        " " + bug.gates + " -- " + testing::kPython + " " + source_dir() +
-                                        "/tests/watch/bug_class/" + bug.program + ".py" + (fixed ? " --fixed" : ""));
-    watched.report = read_json(json);
-    return watched;
+    return watch_command(dir_.file(fixed ? "fixed.json" : "bug.json"), "--no-live --epoch-regex '^Epoch' " + bug.gates,
+                         watch_test_program("bug_class/" + bug.program + ".py" + (fixed ? " --fixed" : "")));
   }
 
   testing::TempDir dir_;

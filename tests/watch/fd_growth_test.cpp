@@ -15,9 +15,7 @@
 #include "tests/watch/made_up_tree.h"
 #include "watch/analysis/findings.h"
 #include "watch/analysis/fork_threads.h"
-#include "watch/analysis/generations.h"
 #include "watch/analysis/python_view.h"
-#include "watch/analysis/worker_classifier.h"
 #include "watch/hook/hook_event.h"
 #include "watch/tree/fd_census.h"
 
@@ -44,11 +42,7 @@ HookEvent made(double t, const std::string& loader, const std::string& iterator,
   e.loader = loader;
   e.iterator = iterator;
   e.worker_pids = {static_cast<pid_t>(pid * 10 + static_cast<pid_t>(t)), static_cast<pid_t>(pid * 10 + 5)};
-  e.settings.dataset = "train.Squares";
-  e.settings.batch_size = 8;
-  e.settings.workers = 2;
-  e.settings.persistent = persistent;
-  e.settings.start_method = "fork";
+  e.settings = fork_loader(2, persistent);
   e.fds = counts;
   return e;
 }
@@ -83,17 +77,10 @@ struct Found {
   const Check& check() const { return findings.check("fd_growth"); }
 };
 
+/// The watch of the program alone, whose hook sent `events` (some from other pids).
 Found find(const std::vector<HookEvent>& events) {
-  std::vector<ProcessRecord> records = {program()};
-  classify_processes(records);
-  name_workers(records, events);
-  const GenerationReport generations = find_generations(records);
-  Found found;
-  found.python = analyse_python("on", events, 0, records, generations, "/usr/share/dlreset/python");
-  WatchResult result;
-  result.processes = records;
-  found.findings = analyse_findings(result, generations, found.python);
-  return found;
+  WatchReport report = analysed(made_up_watch({program()}, events));
+  return Found{std::move(report.python), std::move(report.findings)};
 }
 
 TEST(FdGrowth, PipesThatGrowAtEveryPassOfAPersistentLoaderAreOneFindingCountedOverTheJob) {
@@ -102,7 +89,7 @@ TEST(FdGrowth, PipesThatGrowAtEveryPassOfAPersistentLoaderAreOneFindingCountedOv
   ASSERT_EQ(found.findings.fd_growth.size(), 1u);
   EXPECT_EQ(found.findings.fd_growth[0].passes_after_first, 3);
   EXPECT_EQ(found.check().details[0],
-            "pipes grew by 4 a pass in pid 100, at each of the 3 passes of L1 (Squares, batch 8, 2 fork workers, "
+            "pipes grew by 4 a pass in pid 100, at each of the 3 passes of L1 (Squares, batch 16, 2 fork workers, "
             "persistent), after the first (13, 17, 21, 25): an iterator that is not shut down keeps its queues, and a "
             "worker whose Process object is still referenced keeps its pipes (torch's atexit hook with "
             "persistent_workers and pin_memory, pytorch#91252)");
@@ -159,7 +146,7 @@ TEST(FdGrowth, ALoaderMadeAgainEveryEpochIsOneSeriesWithItsKind) {
   EXPECT_EQ(found.check().count, 12);
   ASSERT_EQ(found.check().details.size(), 1u);
   EXPECT_THAT(found.check().details[0],
-              HasSubstr("pipes grew by 4 a pass in pid 100, at each of the 3 passes of L1 (Squares, batch 8, 2 fork "
+              HasSubstr("pipes grew by 4 a pass in pid 100, at each of the 3 passes of L1 (Squares, batch 16, 2 fork "
                         "workers, persistent) and the 3 loaders made like it, after the first (11, 15, 19, 23)"));
 }
 

@@ -10,10 +10,10 @@
 #include <regex>
 #include <string>
 
-#include "tests/support/command.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/python_torch.h"
 #include "tests/watch/watch_json.h"
+#include "tests/watch/watched.h"
 
 namespace dlreset::watch {
 namespace {
@@ -23,20 +23,10 @@ using ::testing::Not;
 
 class FdsAndThreads : public ::testing::Test {
  protected:
-  struct Watched {
-    testing::CommandResult result;
-    nlohmann::json report;
-  };
-
   /// Watches `program` (under tests/watch/) with `arguments` and the gate `gates`.
   Watched watch(const std::string& program, const std::string& arguments, const std::string& gates = "") {
-    const std::string json = dir_.file("report" + std::to_string(++runs_) + ".json");
-    Watched watched;
-    watched.result =
-        testing::run_shell(testing::watch_binary() + " --no-live --json " + json + " " + gates + " -- " +
-                           testing::kPython + " " + source_dir() + "/tests/watch/" + program + " " + arguments);
-    watched.report = read_json(json);
-    return watched;
+    return watch_command(dir_.file("report" + std::to_string(++runs_) + ".json"), "--no-live " + gates,
+                         watch_test_program(program + " " + arguments));
   }
 
   /// What the program printed after `label` on a line of its own: "" where it printed none.

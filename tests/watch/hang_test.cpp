@@ -14,6 +14,7 @@
 #include "tests/support/fixtures.h"
 #include "tests/support/python_torch.h"
 #include "tests/watch/watch_json.h"
+#include "tests/watch/watched.h"
 
 namespace dlreset::watch {
 namespace {
@@ -22,22 +23,11 @@ using ::testing::HasSubstr;
 
 class Hang : public ::testing::Test {
  protected:
-  struct Watched {
-    testing::CommandResult result;
-    nlohmann::json report;
-  };
-
   /// Watches hang.py's `hang_case` (as fixed where `fixed`) with `flags` before the command; with
   /// `live`, the lines printed as the program runs too.
   Watched watch_case(const std::string& hang_case, bool fixed, const std::string& flags, bool live = false) {
-    const std::string json = dir_.file(hang_case + (fixed ? "-fixed.json" : ".json"));
-    Watched watched;
-    watched.result =
-        testing::run_shell(testing::watch_binary() + (live ? "" : " --no-live") + " --json " + json + " " + flags +
-                           " -- " + testing::kPython + " " + source_dir() + "/tests/watch/bug_class/hang.py --case " +
-                           hang_case + (fixed ? " --fixed" : ""));
-    watched.report = read_json(json);
-    return watched;
+    return watch_command(dir_.file(hang_case + (fixed ? "-fixed.json" : ".json")), (live ? "" : "--no-live ") + flags,
+                         watch_test_program("bug_class/hang.py --case " + hang_case + (fixed ? " --fixed" : "")));
   }
 
   /// The processes of the report's only hang, each with its stuck frame, by role.

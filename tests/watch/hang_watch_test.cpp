@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/watch/made_up_tree.h"
 #include "watch/analysis/hang_view.h"
 #include "watch/tree/hang_watch.h"
 
@@ -16,10 +17,7 @@ namespace dlreset::watch {
 namespace {
 
 HookEvent pass_event(HookEventKind kind, double time_s, long pass = 1, long batches = 0) {
-  HookEvent event;
-  event.kind = kind;
-  event.pid = 812;
-  event.time_s = time_s;
+  HookEvent event = hook_event(kind, time_s, 812);
   event.iterator = "I1";
   event.waits.pass = pass;
   event.waits.batches = batches;

@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/support/command.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/python_torch.h"
 #include "tests/watch/watch_json.h"
+#include "tests/watch/watched.h"
 
 namespace dlreset::watch {
 namespace {
@@ -22,19 +22,9 @@ namespace {
 /// pass (every even batch but the first); balanced, the batches arrive in order.
 class HeadOfLine : public ::testing::Test {
  protected:
-  struct Watched {
-    testing::CommandResult result;
-    nlohmann::json report;
-  };
-
   Watched watch_loop(const std::string& arguments) {
-    const std::string json = dir_.file("report.json");
-    Watched watched;
-    watched.result = testing::run_shell(testing::watch_binary() + " --no-live --expect-clean --json " + json + " -- " +
-                                        testing::kPython + " " + source_dir() +
-                                        "/tests/watch/head_of_line.py --batches 16 --epochs 2" + arguments);
-    watched.report = read_json(json);
-    return watched;
+    return watch_command(dir_.file("report.json"), "--no-live --expect-clean",
+                         watch_test_program("head_of_line.py --batches 16 --epochs 2" + arguments));
   }
 
   testing::TempDir dir_;

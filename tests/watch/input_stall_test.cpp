@@ -16,10 +16,10 @@
 #include <utility>
 #include <vector>
 
-#include "tests/support/command.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/python_torch.h"
 #include "tests/watch/watch_json.h"
+#include "tests/watch/watched.h"
 
 namespace dlreset::watch {
 namespace {
@@ -52,11 +52,6 @@ std::string case_name(const StallCase& stall) {
   return "workers" + std::to_string(stall.workers) + "_percent" + std::to_string(stall.percent);
 }
 std::string twin_name(int workers) { return "workers" + std::to_string(workers); }
-
-struct Watched {
-  testing::CommandResult result;
-  nlohmann::json report;
-};
 
 /// The runs of the cases this process runs, started as the first of the two suites begins, in
 /// two lanes side by side: a lane a worker count, its runs one after the other. A run mostly
@@ -137,15 +132,10 @@ class StallRuns {
   Watched watch_stall(const Run& run) const {
     std::string file = run.key + ".json";
     std::replace(file.begin(), file.end(), '/', '-');
-    const std::string json = dir_.file(file);
-    Watched watched;
-    watched.result =
-        testing::run_shell(testing::watch_binary() + " --no-live --expect-clean --json " + json + " -- " +
-                           testing::kPython + " " + source_dir() + "/tests/watch/input_stall.py --workers " +
-                           std::to_string(run.workers) + " --fetch-ms " + std::to_string(run.fetch_ms) + " --step-ms " +
-                           std::to_string(kStepMs) + " --batches 40");
-    watched.report = read_json(json);
-    return watched;
+    return watch_command(dir_.file(file), "--no-live --expect-clean",
+                         watch_test_program("input_stall.py --workers " + std::to_string(run.workers) + " --fetch-ms " +
+                                            std::to_string(run.fetch_ms) + " --step-ms " + std::to_string(kStepMs) +
+                                            " --batches 40"));
   }
 
   testing::TempDir dir_;

@@ -17,11 +17,9 @@
 #include "tests/watch/made_up_tree.h"
 #include "watch/analysis/checks/checks.h"
 #include "watch/analysis/findings.h"
-#include "watch/analysis/generations.h"
 #include "watch/analysis/input_wait.h"
 #include "watch/analysis/python_view.h"
 #include "watch/analysis/watch_report.h"
-#include "watch/analysis/worker_classifier.h"
 #include "watch/cli/watch_options.h"
 #include "watch/hook/hook_event.h"
 #include "watch/report/report_json.h"
@@ -44,11 +42,7 @@ HookEvent event(HookEventKind kind, double t, const std::string& iterator = "", 
 HookEvent made(double t, const std::string& iterator, std::vector<pid_t> workers, bool persistent) {
   HookEvent e = event(HookEventKind::iterator_made, t, iterator);
   e.loader = "L1";
-  e.settings.dataset = "train.Squares";
-  e.settings.batch_size = 16;
-  e.settings.workers = static_cast<int>(workers.size());
-  e.settings.persistent = persistent;
-  e.settings.start_method = "fork";
+  e.settings = fork_loader(static_cast<int>(workers.size()), persistent);
   e.worker_pids = std::move(workers);
   e.stack = {StackFrame{"/home/me/train.py", 10, "main", "main()"}};
   return e;
@@ -110,17 +104,9 @@ Watched analyse(std::vector<ProcessRecord> records, std::vector<HookEvent> event
     numbered[e.pid] += 1 + e.sequence;
     e.sequence = numbered[e.pid];
   }
-  Watched out;
-  classify_processes(records);
-  name_workers(records, events);
-  out.report.generations = find_generations(records);
-  out.report.python =
-      analyse_python(std::move(hook), events, 0, records, out.report.generations, "/usr/share/dlreset/python");
-  out.report.result.processes = records;
-  out.report.result.processes.front().end_s = 20.0;
-  out.report.result.end_s = 20.0;
-  out.report.findings = analyse_findings(out.report.result, out.report.generations, out.report.python);
-  return out;
+  WatchResult result = made_up_watch(std::move(records), std::move(events), 20.0);
+  result.python_hook = std::move(hook);
+  return Watched{analysed(std::move(result))};
 }
 
 /// Two passes of a persistent loader whose workers a reset stopped between them (Lightning

@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/support/command.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/python_torch.h"
 #include "tests/watch/watch_json.h"
+#include "tests/watch/watched.h"
 
 namespace dlreset::watch {
 namespace {
@@ -20,23 +20,11 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-/// A watched program: how the watcher ended, what it printed, and its report.
-struct Watched {
-  int status = -1;
-  std::string err;
-  nlohmann::json report;
-  /// The watch wrote its report and the program itself exited 0.
-  bool program_succeeded() const { return !report.empty() && report["exit_status"] == 0; }
-};
-
 std::string program(const std::string& name) { return source_dir() + "/tests/watch/lightning2/" + name; }
 
-/// Runs `dlreset watch --no-live --json ... FLAGS -- COMMAND` and reads its report.
+/// Runs `dlreset-watch --no-live --json ... FLAGS -- COMMAND` and reads its report.
 Watched watch(const testing::TempDir& dir, const std::string& flags, const std::string& command) {
-  const std::string json = dir.file("watch.json");
-  const testing::CommandResult result =
-      testing::run_shell(testing::watch_binary() + " --no-live --json " + json + " " + flags + " -- " + command);
-  return Watched{result.status, result.err, read_json(json)};
+  return watch_command(dir.file("watch.json"), "--no-live " + flags, command);
 }
 
 /// The programs of tests/watch/lightning2/ under `dlreset watch`, each in a folder of its own.
@@ -45,7 +33,7 @@ class RealLightning : public ::testing::Test {
   void SetUp() override { DLRESET_REQUIRE_PYTHON_TORCH(); }
   /// Watches the program `args` names, run by python3, with `flags`.
   Watched watch_python(const std::string& flags, const std::string& args) const {
-    return watch(dir_, flags, std::string(testing::kPython) + " " + program(args));
+    return watch(dir_, flags, watch_test_program("lightning2/" + args));
   }
   testing::TempDir dir_;
 };
@@ -53,8 +41,8 @@ class RealLightning : public ::testing::Test {
 /// A program clean but for one extra iterator, whose two workers were the most alive at once:
 /// its counts, and --expect-clean failing on it.
 void expect_one_extra_iterator(const Watched& watched) {
-  EXPECT_EQ(check_counts(watched.report), counts(2, {{"extra_iterators", 1}})) << watched.err;
-  EXPECT_EQ(watched.status, kGateFailed) << watched.err;
+  EXPECT_EQ(check_counts(watched.report), counts(2, {{"extra_iterators", 1}})) << watched.result.err;
+  EXPECT_EQ(watched.result.status, kGateFailed) << watched.result.err;
 }
 
 /// The gates that failed, by flag.
@@ -71,23 +59,23 @@ class ExecWrapper : public ::testing::TestWithParam<std::string> {};
 TEST_P(ExecWrapper, TheSubshellOfALauncherThatExecsPythonIsNoWorker) {
   DLRESET_REQUIRE_PYTHON_TORCH();
   testing::TempDir dir;
-  const Watched watched = watch(dir, "--mode " + GetParam() + " --expect-clean --max-live-workers 2",
-                                "bash " + program("exec_wrapper.sh") + " " + testing::kPython + " " + source_dir() +
-                                    "/tests/watch/train_loop.py --workers 2 --epochs 2");
+  const Watched watched =
+      watch(dir, "--mode " + GetParam() + " --expect-clean --max-live-workers 2",
+            "bash " + program("exec_wrapper.sh") + " " + watch_test_program("train_loop.py --workers 2 --epochs 2"));
   const nlohmann::json& report = watched.report;
-  ASSERT_FALSE(report.empty()) << watched.err;
-  EXPECT_EQ(watched.status, 0) << watched.err;
+  ASSERT_FALSE(report.empty()) << watched.result.err;
+  EXPECT_EQ(watched.result.status, 0) << watched.result.err;
   // The program's own two persistent workers, in one generation: not a third from the subshell.
-  EXPECT_EQ(report["workers"], 2) << watched.err;
-  EXPECT_EQ(report["generations"].size(), 1u) << watched.err;
-  EXPECT_EQ(count_role(report, "worker"), 2) << watched.err;
-  EXPECT_EQ(check_counts(report), counts(2)) << watched.err;
+  EXPECT_EQ(report["workers"], 2) << watched.result.err;
+  EXPECT_EQ(report["generations"].size(), 1u) << watched.result.err;
+  EXPECT_EQ(count_role(report, "worker"), 2) << watched.result.err;
+  EXPECT_EQ(check_counts(report), counts(2)) << watched.result.err;
   int hooked = 0;
   for (const auto& process : report["python"]["processes"]) hooked += process["hook_loaded"].get<bool>();
-  EXPECT_EQ(hooked, 1) << watched.err;
+  EXPECT_EQ(hooked, 1) << watched.result.err;
   // The events connector sees the subshell and its dirname, both short-lived: two others.
   if (GetParam() == "connector") {
-    EXPECT_EQ(count_role(report, "other"), 2) << watched.err;
+    EXPECT_EQ(count_role(report, "other"), 2) << watched.result.err;
   }
 }
 
@@ -98,7 +86,7 @@ TEST_F(RealLightning, NonPersistentLoadersReadByLengthOverlapTheirPassesWithoutA
   // Lightning 2.0.3's three validation loaders, three passes each.
   const Watched watched = watch_python("--expect-clean --max-live-workers 2", "by_length.py --loaders 3 --passes 3");
   const nlohmann::json& report = watched.report;
-  const std::string& err = watched.err;
+  const std::string& err = watched.result.err;
   ASSERT_TRUE(watched.program_succeeded()) << err;
   EXPECT_EQ(report["workers"], 18) << err;
   EXPECT_EQ(report["generations"].size(), 9u) << err;
@@ -106,7 +94,7 @@ TEST_F(RealLightning, NonPersistentLoadersReadByLengthOverlapTheirPassesWithoutA
   // next pass starting beside its last pass's set, with L2's and L3's: 8.
   EXPECT_EQ(check_counts(report), counts(8)) << err;
   EXPECT_EQ(failed_gates(report), (std::map<std::string, long>{{"--max-live-workers", 8}})) << err;
-  EXPECT_EQ(watched.status, kGateFailed) << err;
+  EXPECT_EQ(watched.result.status, kGateFailed) << err;
   EXPECT_EQ(report["peak_live_workers"]["overlapping"], nlohmann::json::array({"L1"})) << err;
   EXPECT_THAT(err, HasSubstr("more than the 2 allowed (--max-live-workers): the next pass of L1 (not persistent) "
                              "started its workers before the last pass's workers had ended.\n"));
@@ -120,7 +108,7 @@ TEST_F(RealLightning, NonPersistentLoadersReadByLengthOverlapTheirPassesWithoutA
 
 TEST_F(RealLightning, AnIteratorDroppedAsItsWorkersStartThrewAwayAtMostWhatItAskedFor) {
   const Watched watched = watch_python("--expect-clean", "dropped_as_started.py");
-  const std::string& err = watched.err;
+  const std::string& err = watched.result.err;
   ASSERT_TRUE(watched.program_succeeded()) << err;
   expect_one_extra_iterator(watched);
   // It asked its two workers for 4 batches and received none; the workers were still starting.
@@ -132,7 +120,7 @@ TEST_F(RealLightning, AnIteratorDroppedAsItsWorkersStartThrewAwayAtMostWhatItAsk
 
 TEST_F(RealLightning, ASecondIterAfterAResumeShowsInTheWholeStackThatEndedTheFirstPass) {
   const Watched watched = watch_python("--expect-clean", "resume_double_iter.py --epochs 2");
-  const std::string& err = watched.err;
+  const std::string& err = watched.result.err;
   ASSERT_TRUE(watched.program_succeeded()) << err;
   // Three passes of a loader without persistent workers: three sets, none a respawn; the first
   // pass ended unread.

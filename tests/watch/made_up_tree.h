@@ -5,9 +5,15 @@
 #include <sys/types.h>
 
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "watch/analysis/generations.h"
+#include "watch/analysis/watch_report.h"
 #include "watch/hook/hook_event.h"
 #include "watch/tree/process_record.h"
+#include "watch/tree/watcher.h"
 
 namespace dlreset::watch {
 
@@ -46,6 +52,39 @@ inline HookEvent hook_event(HookEventKind kind, double t, pid_t pid = kProgram) 
   event.pid = pid;
   event.time_s = t;
   return event;
+}
+
+/// The settings of a loader of train.Squares in batches of 16 with `workers` fork workers, as
+/// loader_made and iterator_made carry them.
+inline LoaderSettings fork_loader(int workers, bool persistent) {
+  LoaderSettings settings;
+  settings.dataset = "train.Squares";
+  settings.batch_size = 16;
+  settings.workers = workers;
+  settings.persistent = persistent;
+  settings.start_method = "fork";
+  return settings;
+}
+
+/// A watch that saw `records` (the program first) and the hook's `events`, and that ended with the
+/// program at `end_s`; in connector mode (starts dated exactly), with the hook on.
+inline WatchResult made_up_watch(std::vector<ProcessRecord> records, std::vector<HookEvent> events,
+                                 double end_s = 100.0) {
+  WatchResult result;
+  result.mode = WatchMode::connector;
+  records.front().end_s = end_s;
+  result.processes = std::move(records);
+  result.end_s = end_s;
+  result.hook_events = std::move(events);
+  result.python_hook = "on";
+  result.python_hook_dir = "/usr/share/dlreset/python";
+  return result;
+}
+
+/// What the watcher makes of `result` (analyse_watch): the phases of a real watch's report, in its
+/// order, with the default generation window.
+inline WatchReport analysed(WatchResult result) {
+  return analyse_watch(std::move(result), {}, "", GenerationOptions().window_s);
 }
 
 }  // namespace dlreset::watch

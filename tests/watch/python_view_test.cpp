@@ -38,11 +38,8 @@ HookEvent event(HookEventKind kind, double t, const std::string& loader = "L1") 
 
 /// A loader's fields, as loader_made and iterator_made carry them.
 HookEvent with_loader(HookEvent e, const std::string& dataset = "train.Squares", bool persistent = true) {
+  e.settings = fork_loader(2, persistent);
   e.settings.dataset = dataset;
-  e.settings.batch_size = 16;
-  e.settings.workers = 2;
-  e.settings.persistent = persistent;
-  e.settings.start_method = "fork";
   return e;
 }
 
@@ -69,36 +66,11 @@ HookEvent ended(HookEventKind kind, double t, const std::string& iterator, long 
   return e;
 }
 
-struct Analysed {
-  std::vector<ProcessRecord> records;
-  GenerationReport generations;
-  PythonView python;
-  Findings findings;
-};
-
-Analysed analyse(std::vector<ProcessRecord> records, std::vector<HookEvent> events, std::vector<double> marks = {}) {
-  Analysed out;
-  classify_processes(records);
-  name_workers(records, events);
-  out.generations = find_generations(records);
-  out.python = analyse_python("on", events, 0, records, out.generations, "/usr/share/dlreset/python");
-  WatchResult result;
-  result.processes = records;
+/// The watch of `records` and `events`, whose program printed an epoch line at each of `marks`.
+WatchReport analyse(std::vector<ProcessRecord> records, std::vector<HookEvent> events, std::vector<double> marks = {}) {
+  WatchResult result = made_up_watch(std::move(records), std::move(events));
   result.epoch_marks_s = std::move(marks);
-  result.processes.front().end_s = 100.0;
-  result.end_s = 100.0;
-  out.findings = analyse_findings(result, out.generations, out.python);
-  out.records = std::move(records);
-  return out;
-}
-
-/// The sentences the report says after its verdict, one a check that found something.
-std::vector<std::string> verdicts(const Analysed& a) {
-  WatchReport report;
-  report.generations = a.generations;
-  report.python = a.python;
-  report.findings = a.findings;
-  return finding_verdicts(report);
+  return analysed(std::move(result));
 }
 
 TEST(HookEvent, ADatagramOfTheHookIsReadWithItsStackAndRank) {
@@ -163,9 +135,10 @@ TEST(PythonView, APythonProcessWithoutAHelloIsGivenTheLikelyReason) {
 TEST(PythonView, EachIteratorsWorkersAreAGenerationOfTheirOwn) {
   // Two loaders start their workers within milliseconds: by the tree alone one generation of 4;
   // the hook tells them apart.
-  const Analysed a = analyse({program(), fork_of(201, 1.00, 9.0), fork_of(202, 1.00, 9.0), fork_of(203, 1.01, 9.0),
-                              fork_of(204, 1.01, 9.0)},
-                             {made(1.00, "L1", "I1", {201, 202}), made(1.01, "L2", "I2", {203, 204}, "train.Other")});
+  const WatchReport a =
+      analyse({program(), fork_of(201, 1.00, 9.0), fork_of(202, 1.00, 9.0), fork_of(203, 1.01, 9.0),
+               fork_of(204, 1.01, 9.0)},
+              {made(1.00, "L1", "I1", {201, 202}), made(1.01, "L2", "I2", {203, 204}, "train.Other")});
   ASSERT_EQ(a.generations.generations.size(), 2u);
   EXPECT_EQ(a.generations.generations[0].loader_key, "100:L1");
   EXPECT_EQ(a.generations.generations[1].loader_key, "100:L2");
@@ -186,7 +159,7 @@ TEST(PythonView, AForkWorkerThatSaysItIsReadyIsNoPythonProcessOfItsOwn) {
     e.rank = 0;
     e.sequence = e.pid == kProgram ? ++sequence : 1;
   }
-  const Analysed a = analyse({program(), fork_of(201, 1.0, 9.0), fork_of(202, 1.0, 9.0)}, events);
+  const WatchReport a = analyse({program(), fork_of(201, 1.0, 9.0), fork_of(202, 1.0, 9.0)}, events);
   ASSERT_EQ(a.python.processes.size(), 1u);
   EXPECT_EQ(a.python.processes[0].pid, kProgram);
   EXPECT_EQ(a.python.processes[0].rank, 0);
@@ -200,9 +173,9 @@ TEST(PythonView, ALoaderTakingOverFromAnotherIsNoRespawn) {
                                    ended(HookEventKind::workers_shutdown, 2.0, "I1", 8, 0, {frame("_next_data", 5)}),
                                    made(2.1, "L2", "I2", {203, 204})};
   events[1].loader = "L1";
-  const Analysed a = analyse({program(), fork_of(201, 1.0, 2.0), fork_of(202, 1.0, 2.0), fork_of(203, 2.1, 3.0),
-                              fork_of(204, 2.1, 3.0)},
-                             events);
+  const WatchReport a = analyse({program(), fork_of(201, 1.0, 2.0), fork_of(202, 1.0, 2.0), fork_of(203, 2.1, 3.0),
+                                 fork_of(204, 2.1, 3.0)},
+                                events);
   EXPECT_EQ(a.generations.generations.size(), 2u);
   EXPECT_EQ(a.findings.check("respawns").count, 0);
 }
@@ -213,9 +186,9 @@ TEST(Findings, RespawnsAreGroupedByTheStackThatStoppedTheOldWorkers) {
       made(1.0, "L1", "I1", {201, 202}), ended(HookEventKind::workers_shutdown, 2.0, "I1", 8, 0, reset),
       made(2.1, "L1", "I2", {203, 204}), ended(HookEventKind::workers_shutdown, 3.0, "I2", 8, 0, reset),
       made(3.1, "L1", "I3", {205, 206})};
-  const Analysed a = analyse({program(), fork_of(201, 1.0, 2.0), fork_of(202, 1.0, 2.0), fork_of(203, 2.1, 3.0),
-                              fork_of(204, 2.1, 3.0), fork_of(205, 3.1, 9.0), fork_of(206, 3.1, 9.0)},
-                             events);
+  const WatchReport a = analyse({program(), fork_of(201, 1.0, 2.0), fork_of(202, 1.0, 2.0), fork_of(203, 2.1, 3.0),
+                                 fork_of(204, 2.1, 3.0), fork_of(205, 3.1, 9.0), fork_of(206, 3.1, 9.0)},
+                                events);
   EXPECT_EQ(a.findings.check("respawns").count, 2);
   ASSERT_EQ(a.findings.respawn_causes.size(), 1u);
   EXPECT_EQ(a.findings.respawn_causes[0].respawns, (std::vector<int>{2, 3}));
@@ -245,9 +218,10 @@ TEST(Findings, AStackSharedByTheRanksOfAJobNamesEveryRankInOrder) {
 }
 
 TEST(Findings, TheLiveWorkerPeakNamesEachLoadersShare) {
-  const Analysed a = analyse({program(), fork_of(201, 1.0, 5.0), fork_of(202, 1.0, 5.0), fork_of(203, 2.0, 3.0),
-                              fork_of(204, 2.0, 3.0), fork_of(205, 2.0, 3.0)},
-                             {made(1.0, "L1", "I1", {201, 202}), made(2.0, "L2", "I2", {203, 204, 205}, "train.Val")});
+  const WatchReport a =
+      analyse({program(), fork_of(201, 1.0, 5.0), fork_of(202, 1.0, 5.0), fork_of(203, 2.0, 3.0),
+               fork_of(204, 2.0, 3.0), fork_of(205, 2.0, 3.0)},
+              {made(1.0, "L1", "I1", {201, 202}), made(2.0, "L2", "I2", {203, 204, 205}, "train.Val")});
   EXPECT_EQ(a.findings.peak.workers, 5);
   EXPECT_DOUBLE_EQ(a.findings.peak.time_s, 2.0);
   ASSERT_EQ(a.findings.peak.by_owner.size(), 2u);
@@ -261,9 +235,9 @@ TEST(Findings, ALoaderMadeAgainWhileAnotherOfItsKindKeepsItsWorkersLeaksThem) {
       with_loader(event(HookEventKind::loader_made, 0.9, "L1")), made(1.0, "L1", "I1", {201, 202}),
       with_loader(event(HookEventKind::loader_made, 1.9, "L2")), made(2.0, "L2", "I2", {203, 204}),
       with_loader(event(HookEventKind::loader_made, 2.9, "L3")), made(3.0, "L3", "I3", {205, 206})};
-  const Analysed a = analyse({program(), fork_of(201, 1.0, 99.0), fork_of(202, 1.0, 99.0), fork_of(203, 2.0, 99.0),
-                              fork_of(204, 2.0, 99.0), fork_of(205, 3.0, 99.0), fork_of(206, 3.0, 99.0)},
-                             events, {0.5, 1.5, 2.5, 3.5});
+  const WatchReport a = analyse({program(), fork_of(201, 1.0, 99.0), fork_of(202, 1.0, 99.0), fork_of(203, 2.0, 99.0),
+                                 fork_of(204, 2.0, 99.0), fork_of(205, 3.0, 99.0), fork_of(206, 3.0, 99.0)},
+                                events, {0.5, 1.5, 2.5, 3.5});
   // L1's two are left when L2 starts; L2's two more when L3 starts. All end before the program
   // does (at 100 s); the live count grows 0 -> 2 -> 4 -> 6 at the epoch lines.
   EXPECT_EQ(a.findings.check("leaked_workers").count, 4);
@@ -277,9 +251,9 @@ TEST(Findings, ALoaderMadeAgainWhileAnotherOfItsKindKeepsItsWorkersLeaksThem) {
 TEST(Findings, ASetReplacedAtEachEpochLineIsNoGrowth) {
   // Lightning 1.5.0's reset under load: the old set is still alive at the epoch line and ends
   // moments later; only the new set lives through the epoch.
-  const Analysed a = analyse({program(), fork_of(201, 1.0, 2.05), fork_of(202, 1.0, 2.05), fork_of(203, 2.1, 3.05),
-                              fork_of(204, 2.1, 3.05), fork_of(205, 3.1, 4.0), fork_of(206, 3.1, 4.0)},
-                             {}, {0.9, 2.0, 3.0});
+  const WatchReport a = analyse({program(), fork_of(201, 1.0, 2.05), fork_of(202, 1.0, 2.05), fork_of(203, 2.1, 3.05),
+                                 fork_of(204, 2.1, 3.05), fork_of(205, 3.1, 4.0), fork_of(206, 3.1, 4.0)},
+                                {}, {0.9, 2.0, 3.0});
   EXPECT_EQ(a.findings.live_at_epochs, (std::vector<int>{0, 0, 0}));
   EXPECT_EQ(a.findings.check("leaked_workers").count, 0);
 }
@@ -288,15 +262,15 @@ TEST(Findings, LoadersOfOneKindMadeTogetherLeakNothing) {
   std::vector<HookEvent> events = {with_loader(event(HookEventKind::loader_made, 0.5, "L1")),
                                    with_loader(event(HookEventKind::loader_made, 0.5, "L2")),
                                    made(1.0, "L1", "I1", {201, 202}), made(1.0, "L2", "I2", {203, 204})};
-  const Analysed a = analyse({program(), fork_of(201, 1.0, 3.0), fork_of(202, 1.0, 3.0), fork_of(203, 1.0, 3.0),
-                              fork_of(204, 1.0, 3.0)},
-                             events);
+  const WatchReport a = analyse({program(), fork_of(201, 1.0, 3.0), fork_of(202, 1.0, 3.0), fork_of(203, 1.0, 3.0),
+                                 fork_of(204, 1.0, 3.0)},
+                                events);
   EXPECT_EQ(a.findings.check("leaked_workers").count, 0);
   EXPECT_EQ(a.findings.peak.workers, 4);
 }
 
 TEST(Findings, WorkersThatOutliveTheProgramAreLeaked) {
-  const Analysed a = analyse({program(), fork_of(201, 1.0, 150.0), fork_of(202, 1.0, 50.0)}, {});
+  const WatchReport a = analyse({program(), fork_of(201, 1.0, 150.0), fork_of(202, 1.0, 50.0)}, {});
   EXPECT_EQ(a.findings.check("leaked_workers").count, 1);
   EXPECT_THAT(a.findings.check("leaked_workers").details[0], HasSubstr("1 worker outlived the program"));
 }
@@ -305,10 +279,11 @@ TEST(Findings, APassThatHandedOutNoBatchBeforeTheNextIterIsAnExtraIterator) {
   std::vector<HookEvent> events = {made(1.0, "L1", "I1", {201, 202}),
                                    ended(HookEventKind::iterator_reset, 1.2, "I1", 0, 4, {frame("fit", 40)}, 4),
                                    ended(HookEventKind::iterator_reset, 2.0, "I1", 16, 0, {frame("fit", 40)}, 0)};
-  const Analysed a = analyse({program(), fork_of(201, 1.0, 9.0), fork_of(202, 1.0, 9.0)}, events);
+  const WatchReport a = analyse({program(), fork_of(201, 1.0, 9.0), fork_of(202, 1.0, 9.0)}, events);
   EXPECT_EQ(a.findings.check("extra_iterators").count, 1);
-  EXPECT_THAT(verdicts(a), Contains("1 iterator began a pass and handed out no batch: 4 prefetched batches were "
-                                    "thrown away."));
+  EXPECT_THAT(finding_verdicts(a),
+              Contains("1 iterator began a pass and handed out no batch: 4 prefetched batches were "
+                       "thrown away."));
   EXPECT_THAT(a.findings.check("extra_iterators").details[0], HasSubstr("reset by another iter()"));
   EXPECT_THAT(a.findings.check("extra_iterators").details[0], HasSubstr(": 4 prefetched batches were thrown away"));
   // The event that ended it, whose whole stack the report prints.
@@ -324,23 +299,23 @@ TEST(Findings, BatchesAskedForButNotKnownToBeMadeAreCountedAsUpTo) {
       "1 iterator began a pass and handed out no batch: up to 4 prefetched batches were thrown away: asked of the "
       "workers, none known to be ready.";
   // Dropped as its workers started: 4 asked for, none received or waiting in the queue.
-  const Analysed none = analyse({program(), fork_of(201, 1.0, 1.5), fork_of(202, 1.0, 1.5)},
-                                {made(1.0, "L1", "I1", {201, 202}),
-                                 ended(HookEventKind::workers_shutdown, 1.01, "I1", 0, 4, {frame("__del__", 9)}, 0)});
+  const WatchReport none = analyse({program(), fork_of(201, 1.0, 1.5), fork_of(202, 1.0, 1.5)},
+                                   {made(1.0, "L1", "I1", {201, 202}), ended(HookEventKind::workers_shutdown, 1.01,
+                                                                             "I1", 0, 4, {frame("__del__", 9)}, 0)});
   EXPECT_EQ(none.findings.check("extra_iterators").count, 1);
-  EXPECT_THAT(verdicts(none), Contains(none_known_ready));
+  EXPECT_THAT(finding_verdicts(none), Contains(none_known_ready));
   EXPECT_THAT(none.findings.check("extra_iterators").details[0],
               HasSubstr(": up to 4 prefetched batches were thrown away: asked of the workers, none known to be ready"));
   // One made, three still asked for; and a hook that could not tell counts none as made.
-  const Analysed one = analyse({program(), fork_of(201, 1.0, 1.5), fork_of(202, 1.0, 1.5)},
-                               {made(1.0, "L1", "I1", {201, 202}),
-                                ended(HookEventKind::iterator_reset, 1.2, "I1", 0, 4, {frame("fit", 40)}, 1)});
+  const WatchReport one = analyse({program(), fork_of(201, 1.0, 1.5), fork_of(202, 1.0, 1.5)},
+                                  {made(1.0, "L1", "I1", {201, 202}),
+                                   ended(HookEventKind::iterator_reset, 1.2, "I1", 0, 4, {frame("fit", 40)}, 1)});
   EXPECT_THAT(one.findings.check("extra_iterators").details[0],
               HasSubstr(": 1 prefetched batch was thrown away, and up to 3 more asked of the workers"));
-  const Analysed unknown = analyse({program(), fork_of(201, 1.0, 1.5), fork_of(202, 1.0, 1.5)},
-                                   {made(1.0, "L1", "I1", {201, 202}),
-                                    ended(HookEventKind::iterator_reset, 1.2, "I1", 0, 4, {frame("fit", 40)})});
-  EXPECT_THAT(verdicts(unknown), Contains(none_known_ready));
+  const WatchReport unknown = analyse({program(), fork_of(201, 1.0, 1.5), fork_of(202, 1.0, 1.5)},
+                                      {made(1.0, "L1", "I1", {201, 202}),
+                                       ended(HookEventKind::iterator_reset, 1.2, "I1", 0, 4, {frame("fit", 40)})});
+  EXPECT_THAT(finding_verdicts(unknown), Contains(none_known_ready));
 }
 
 TEST(Findings, ThePeakNamesALoaderWhoseNextPassStartedBeforeTheLastOnesWorkersEnded) {
@@ -350,9 +325,9 @@ TEST(Findings, ThePeakNamesALoaderWhoseNextPassStartedBeforeTheLastOnesWorkersEn
   first.settings.persistent = false;
   HookEvent second = made(2.0, "L1", "I2", {203, 204});
   second.settings.persistent = false;
-  const Analysed a = analyse({program(), fork_of(201, 1.0, 2.1), fork_of(202, 1.0, 2.1), fork_of(203, 2.0, 3.0),
-                              fork_of(204, 2.0, 3.0)},
-                             {first, second});
+  const WatchReport a = analyse({program(), fork_of(201, 1.0, 2.1), fork_of(202, 1.0, 2.1), fork_of(203, 2.0, 3.0),
+                                 fork_of(204, 2.0, 3.0)},
+                                {first, second});
   EXPECT_EQ(a.findings.peak.workers, 4);
   EXPECT_EQ(a.findings.peak.overlapping, (std::vector<std::string>{"L1"}));
   EXPECT_EQ(overlap_cause(a.findings.peak),
@@ -360,9 +335,9 @@ TEST(Findings, ThePeakNamesALoaderWhoseNextPassStartedBeforeTheLastOnesWorkersEn
   EXPECT_EQ(a.generations.respawns.size(), 0u);
   // Two sets of a persistent loader alive at once are no such overlap: none is named.
   first.settings.persistent = second.settings.persistent = true;
-  const Analysed kept = analyse({program(), fork_of(201, 1.0, 2.1), fork_of(202, 1.0, 2.1), fork_of(203, 2.0, 3.0),
-                                 fork_of(204, 2.0, 3.0)},
-                                {first, second});
+  const WatchReport kept = analyse({program(), fork_of(201, 1.0, 2.1), fork_of(202, 1.0, 2.1), fork_of(203, 2.0, 3.0),
+                                    fork_of(204, 2.0, 3.0)},
+                                   {first, second});
   EXPECT_EQ(kept.findings.peak.workers, 4);
   EXPECT_EQ(kept.findings.peak.overlapping.size(), 0u);
 }
@@ -379,8 +354,8 @@ TEST(Findings, ASetEpochAfterThePassDrewItsOrderIsLate) {
   in_time.epoch = 3;
   in_time.pending_iterator.clear();  // the pass before had been read: nothing pending
   in_time.pending_epoch.reset();
-  const Analysed a = analyse({program(), fork_of(201, 1.0, 9.0), fork_of(202, 1.0, 9.0)},
-                             {made(1.0, "L1", "I1", {201, 202}), late, in_time});
+  const WatchReport a = analyse({program(), fork_of(201, 1.0, 9.0), fork_of(202, 1.0, 9.0)},
+                                {made(1.0, "L1", "I1", {201, 202}), late, in_time});
   EXPECT_EQ(a.findings.check("late_set_epoch").count, 1);
   EXPECT_THAT(a.findings.check("late_set_epoch").details[0], HasSubstr("set_epoch(2) on sampler S1"));
   EXPECT_THAT(a.findings.check("late_set_epoch").details[0], HasSubstr("replays epoch 0's order"));

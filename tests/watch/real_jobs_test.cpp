@@ -13,20 +13,13 @@
 #include "tests/support/fixtures.h"
 #include "tests/support/python_torch.h"
 #include "tests/watch/watch_json.h"
+#include "tests/watch/watched.h"
 
 namespace dlreset::watch {
 namespace {
 
 using ::testing::HasSubstr;
 using testing::kPython;
-
-std::string program(const std::string& name) {
-  return std::string(kPython) + " " + source_dir() + "/tests/watch/" + name;
-}
-
-testing::CommandResult watch(const std::string& args) {
-  return testing::run_shell(testing::watch_binary() + " " + args);
-}
 
 /// torch 1.13's torchrun on Python 3.11 needs --redirects and --tee: with its default it stops
 /// at start (AttributeError in Std.from_str). A short monitor interval ends the job promptly.
@@ -39,10 +32,9 @@ std::string torchrun(const std::string& script_args) {
 TEST(RealJobs, ATorchrunJobGivesEveryRanksWorkersTracebacksAndSums) {
   DLRESET_REQUIRE_PYTHON_TORCH();
   testing::TempDir dir;
-  const testing::CommandResult result =
-      watch("--no-live --expect-persistent --epoch-regex 'Epoch [0-9]+ rank 0' --json " + dir.file("watch.json") +
-            " -- " + torchrun("--mode reset --epochs 3"));
-  const nlohmann::json report = read_json(dir.file("watch.json"));
+  const auto [result, report] =
+      watch_command(dir.file("watch.json"), "--no-live --expect-persistent --epoch-regex 'Epoch [0-9]+ rank 0'",
+                    torchrun("--mode reset --epochs 3"));
   ASSERT_FALSE(report.empty()) << result.err;
   EXPECT_EQ(report["exit_status"], 0) << result.err;
   // torchrun's agent, two ranks (training processes), each rank's workers: 3 epochs of 2.
@@ -84,9 +76,8 @@ TEST(RealJobs, ATorchrunJobGivesEveryRanksWorkersTracebacksAndSums) {
 TEST(RealJobs, AProgressBarsRedrawnLineMarksEachEpochOnce) {
   DLRESET_REQUIRE_PYTHON_TORCH();
   testing::TempDir dir;
-  const testing::CommandResult result = watch("--no-live --epoch-regex 'Epoch [0-9]+' --json " +
-                                              dir.file("watch.json") + " -- " + program("progress_bar.py"));
-  const nlohmann::json report = read_json(dir.file("watch.json"));
+  const auto [result, report] = watch_command(dir.file("watch.json"), "--no-live --epoch-regex 'Epoch [0-9]+'",
+                                              watch_test_program("progress_bar.py"));
   ASSERT_FALSE(report.empty()) << result.err;
   EXPECT_EQ(report["epoch_marks_s"].size(), 3u) << result.err;
   // The bar is drawn for the new epoch before its workers are replaced: each respawn falls in
@@ -101,10 +92,9 @@ TEST(RealJobs, AProgressBarsRedrawnLineMarksEachEpochOnce) {
 TEST(RealJobs, AWrapperScriptsSubshellsAreNotWorkers) {
   DLRESET_REQUIRE_PYTHON_TORCH();
   testing::TempDir dir;
-  const testing::CommandResult result =
-      watch("--no-live --expect-clean --json " + dir.file("watch.json") + " -- sh " + source_dir() +
-            "/tests/watch/run.sh " + program("train_loop.py") + " --epochs 2");
-  const nlohmann::json report = read_json(dir.file("watch.json"));
+  const auto [result, report] =
+      watch_command(dir.file("watch.json"), "--no-live --expect-clean",
+                    "sh " + source_dir() + "/tests/watch/run.sh " + watch_test_program("train_loop.py --epochs 2"));
   ASSERT_FALSE(report.empty()) << result.err;
   EXPECT_EQ(report["workers"], 2) << result.err;
   EXPECT_EQ(report["generations"].size(), 1u) << result.err;
@@ -114,13 +104,12 @@ TEST(RealJobs, AWrapperScriptsSubshellsAreNotWorkers) {
 
 TEST(RealJobs, PythonChildrenThatCannotLoadTheHookAreNamedWithTheReason) {
   testing::TempDir dir;
-  const testing::CommandResult result =
-      watch("--no-live --json " + dir.file("watch.json") + " -- " + program("spawns_pythons.py"));
+  const auto [result, report] =
+      watch_command(dir.file("watch.json"), "--no-live", watch_test_program("spawns_pythons.py"));
   EXPECT_EQ(result.status, 0) << result.err;
   EXPECT_THAT(result.err, HasSubstr("did not load the hook: it was run with -I (isolated mode)"));
   EXPECT_THAT(result.err, HasSubstr("did not load the hook: its PYTHONPATH (/opt/elsewhere) no longer holds"));
   EXPECT_THAT(result.err, HasSubstr("did not load the hook: it was run with -S"));
-  const nlohmann::json report = read_json(dir.file("watch.json"));
   int loaded = 0;
   int not_loaded = 0;
   for (const auto& process : report["python"]["processes"]) {
@@ -131,7 +120,8 @@ TEST(RealJobs, PythonChildrenThatCannotLoadTheHookAreNamedWithTheReason) {
   // A gate on a Python check is not passed by a hook that saw nothing: without the hook it
   // cannot be checked, and says so.
   const testing::CommandResult unchecked =
-      watch("--no-live --no-python-trace --max-extra-iterators 0 -- " + program("spawns_pythons.py"));
+      testing::run_shell(testing::watch_binary() + " --no-live --no-python-trace --max-extra-iterators 0 -- " +
+                         watch_test_program("spawns_pythons.py"));
   EXPECT_EQ(unchecked.status, kGateFailed) << unchecked.err;
   EXPECT_THAT(unchecked.err, HasSubstr("--max-extra-iterators cannot be checked: the Python hook was off"));
 }
@@ -145,7 +135,7 @@ TEST(RealJobs, TheStandaloneWatcherLinksNoLibTorchAndGivesTheSameReport) {
   EXPECT_THAT(libraries.out, ::testing::Not(HasSubstr("libc10")));
   testing::TempDir dir;
   const std::string watched = " --no-live --expect-persistent --json " + dir.file("watch.json") + " -- " +
-                              program("train_loop.py") + " --mode reset --epochs 2";
+                              watch_test_program("train_loop.py --mode reset --epochs 2");
   const testing::CommandResult result = testing::run_shell(standalone + watched);
   EXPECT_EQ(result.status, kGateFailed) << result.err;
   EXPECT_THAT(result.err, HasSubstr("dlreset-watch: workers were replaced 1 time"));

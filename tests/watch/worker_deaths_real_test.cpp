@@ -18,6 +18,7 @@
 #include "tests/support/fixtures.h"
 #include "tests/support/python_torch.h"
 #include "tests/watch/watch_json.h"
+#include "tests/watch/watched.h"
 
 namespace dlreset::watch {
 namespace {
@@ -26,25 +27,14 @@ using ::testing::HasSubstr;
 
 class WorkerDeath : public ::testing::Test {
  protected:
-  struct Watched {
-    testing::CommandResult result;
-    nlohmann::json report;
-  };
-
   /// Watches worker_death.py's `death_case` (as fixed where `fixed`), run by `wrap`: a shell
   /// command with %s where the program's command goes ("%s" alone: as it is).
   Watched watch_case(const std::string& death_case, bool fixed, const std::string& wrap = "%s") {
-    const std::string json = dir_.file(death_case + (fixed ? "-fixed.json" : ".json"));
-    const std::string program = std::string(testing::kPython) + " " + source_dir() +
-                                "/tests/watch/bug_class/worker_death.py --case " + death_case +
-                                (fixed ? " --fixed" : "");
     std::string command = wrap;
-    command.replace(command.find("%s"), 2, program);
-    Watched watched;
-    watched.result = testing::run_shell(testing::watch_binary() + " --no-live --epoch-regex '^Epoch' --json " + json +
-                                        " -- " + command);
-    watched.report = read_json(json);
-    return watched;
+    command.replace(command.find("%s"), 2,
+                    watch_test_program("bug_class/worker_death.py --case " + death_case + (fixed ? " --fixed" : "")));
+    return watch_command(dir_.file(death_case + (fixed ? "-fixed.json" : ".json")), "--no-live --epoch-regex '^Epoch'",
+                         command);
   }
 
   /// The bug gives one death of `cause`, whose sentence says `says`; the twin none, and succeeds.

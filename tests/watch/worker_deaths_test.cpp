@@ -17,9 +17,6 @@
 
 #include "tests/watch/made_up_tree.h"
 #include "watch/analysis/findings.h"
-#include "watch/analysis/generations.h"
-#include "watch/analysis/python_view.h"
-#include "watch/analysis/worker_classifier.h"
 #include "watch/hook/hook_event.h"
 #include "watch/tree/resource_sampler.h"
 
@@ -32,23 +29,16 @@ constexpr std::uint64_t kMiB = 1024 * 1024;
 
 /// Two workers of L1's iterator I1, started at 1 s.
 HookEvent iterator_made() {
-  HookEvent e;
-  e.kind = HookEventKind::iterator_made;
-  e.pid = kProgram;
-  e.time_s = 1.0;
+  HookEvent e = hook_event(HookEventKind::iterator_made, 1.0);
   e.loader = "L1";
   e.iterator = "I1";
   e.worker_pids = {201, 202};
-  e.settings.workers = 2;
-  e.settings.start_method = "fork";
+  e.settings = fork_loader(2, false);
   return e;
 }
 
 HookEvent shutdown_at(double t) {
-  HookEvent e;
-  e.kind = HookEventKind::workers_shutdown;
-  e.pid = kProgram;
-  e.time_s = t;
+  HookEvent e = hook_event(HookEventKind::workers_shutdown, t);
   e.loader = "L1";
   e.iterator = "I1";
   e.caller = "__del__";
@@ -69,17 +59,9 @@ int exited(int code) { return code << 8; }
 /// The check's findings for `workers` of a program that ends at `program_end`.
 Findings find(std::vector<ProcessRecord> workers, std::vector<HookEvent> events = {}, double program_end = 100.0) {
   std::vector<ProcessRecord> records = {program()};
-  records.front().end_s = program_end;
   for (ProcessRecord& record : workers) records.push_back(std::move(record));
   events.insert(events.begin(), iterator_made());
-  classify_processes(records);
-  name_workers(records, events);
-  const GenerationReport generations = find_generations(records);
-  const PythonView python = analyse_python("on", events, 0, records, generations, "/usr/share/dlreset/python");
-  WatchResult result;
-  result.processes = records;
-  result.end_s = program_end;
-  return analyse_findings(result, generations, python);
+  return analysed(made_up_watch(std::move(records), std::move(events), program_end)).findings;
 }
 
 DeathEvidence shm_evidence(std::uint64_t used, std::uint64_t size) {
