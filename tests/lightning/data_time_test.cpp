@@ -18,7 +18,9 @@
 #include "variants/epoch_gap.h"
 #include "variants/fit_report.h"
 
-namespace dlreset::variants {
+// The file's own namespace: the suite's files compile together (a unity build), and each names
+// its fit's sizes alike.
+namespace dlreset::variants::data_time_test {
 namespace {
 
 constexpr int kEpochs = 3;
@@ -168,4 +170,4 @@ TEST(DataTimeAccounting, StartWaitsOfNewWorkersExplainWhyTheBuggyFitIsSlower) {
 }
 
 }  // namespace
-}  // namespace dlreset::variants
+}  // namespace dlreset::variants::data_time_test

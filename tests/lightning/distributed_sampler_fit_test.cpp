@@ -18,7 +18,9 @@
 #include "tests/support/fixtures.h"
 #include "variants/variant.h"
 
-namespace dlreset::variants {
+// The file's own namespace: the suite's files compile together (a unity build), and each names
+// its fit's sizes alike.
+namespace dlreset::variants::distributed_sampler_fit_test {
 namespace {
 
 constexpr int kEpochs = 3;
@@ -166,4 +168,4 @@ INSTANTIATE_TEST_SUITE_P(Variants, DistributedFit,
                          });
 
 }  // namespace
-}  // namespace dlreset::variants
+}  // namespace dlreset::variants::distributed_sampler_fit_test

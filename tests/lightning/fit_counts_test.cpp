@@ -14,7 +14,9 @@
 #include "tests/support/fixtures.h"
 #include "variants/fit_report.h"
 
-namespace dlreset::variants {
+// The file's own namespace: the suite's files compile together (a unity build), and each names
+// its fit's sizes alike.
+namespace dlreset::variants::fit_counts_test {
 namespace {
 
 constexpr int kEpochs = 3;
@@ -147,4 +149,4 @@ std::vector<FitCase> all_cases() {
 INSTANTIATE_TEST_SUITE_P(Variants, FitCounts, ::testing::ValuesIn(all_cases()), case_name);
 
 }  // namespace
-}  // namespace dlreset::variants
+}  // namespace dlreset::variants::fit_counts_test

@@ -15,7 +15,9 @@
 #include "tests/support/fixtures.h"
 #include "variants/fit_report.h"
 
-namespace dlreset::variants {
+// The file's own namespace: the suite's files compile together (a unity build), and each names
+// its fit's sizes alike.
+namespace dlreset::variants::trainer_test {
 namespace {
 
 using ::testing::StartsWith;
@@ -136,4 +138,4 @@ TEST(TrainerException, CallsOnExceptionOnceAndLetsTheExceptionGoOn) {
 }
 
 }  // namespace
-}  // namespace dlreset::variants
+}  // namespace dlreset::variants::trainer_test

@@ -15,7 +15,9 @@
 #include "tests/support/fixtures.h"
 #include "variants/fit_report.h"
 
-namespace dlreset::variants {
+// The file's own namespace: the suite's files compile together (a unity build), and each names
+// its fit's sizes alike.
+namespace dlreset::variants::watched_fit_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -85,4 +87,4 @@ TEST(WatchedBuggyFit, FailsTheSameExpectationsWithTheTracebackThatIsWhy) {
 }
 
 }  // namespace
-}  // namespace dlreset::variants
+}  // namespace dlreset::variants::watched_fit_test
