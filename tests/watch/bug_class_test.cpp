@@ -1,4 +1,4 @@
-// The bug class under `dlreset watch`: for each public bug of the class, a plain torch 1.13
+// The bug class under the watcher: for each public bug of the class, a plain torch 1.13
 // program that does what the original code did (tests/watch/bug_class/), run as it shipped and
 // as it was fixed. The bug must give its exact counts and fail the gates; the fix must give a
 // clean report and pass them.

@@ -1,5 +1,5 @@
 // What real Lightning 2.x does by default, reduced to plain torch programs
-// (tests/watch/lightning2/), under `dlreset watch`: a launcher that execs python after a command
+// (tests/watch/lightning2/), under the watcher: a launcher that execs python after a command
 // substitution, loaders without persistent workers read by length, an iterator dropped as its
 // workers start, and a second iter() after a resume. Each program has exact expectations.
 #include <gmock/gmock.h>
@@ -27,7 +27,7 @@ Watched watch(const testing::TempDir& dir, const std::string& flags, const std::
   return watch_command(dir.file("watch.json"), "--no-live " + flags, command);
 }
 
-/// The programs of tests/watch/lightning2/ under `dlreset watch`, each in a folder of its own.
+/// The programs of tests/watch/lightning2/ under the watcher, each in a folder of its own.
 class RealLightning : public ::testing::Test {
  protected:
   void SetUp() override { DLRESET_REQUIRE_PYTHON_TORCH(); }

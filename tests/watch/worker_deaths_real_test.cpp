@@ -1,4 +1,4 @@
-// Workers killed by a signal under `dlreset watch` (tests/watch/bug_class/worker_death.py), each
+// Workers killed by a signal under the watcher (tests/watch/bug_class/worker_death.py), each
 // with its twin that does not die: a `kill -9` from another process, big batches in a small
 // /dev/shm (a mount namespace of its own), and a worker's sample too big for a memory-limited
 // cgroup. The watcher must say what ran out, or that the signal came from outside; the twin
