@@ -22,6 +22,7 @@ import traceback
 
 import torch
 from torch.utils.data import DataLoader, Dataset, get_worker_info
+from torch.utils.data._utils import signal_handling
 from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
 
 SCHEMA = "dlreset.oracle"
@@ -404,17 +405,26 @@ def run_idle_death(start_method, workdir):
         result = {"start_method": start_method, "pid": pid, "busy_batches": len(busy),
                   "raised_in": None, "type": None, "message": "no error",
                   "busy_batches_after_kill": 0, "lost_in": []}
-        # The handler raises at whatever bytecode the main thread is at; where that is a
-        # finalizer's (a received batch's connection closed in __del__), Python prints the
-        # error as unraisable and drops it, and the loop reads on. Record where.
-        print_unraisable = sys.unraisablehook
+        # Torch's SIGCHLD handler raises a worker's death once (it forgets the loader's pids as
+        # it raises), at whatever bytecode the main thread is at. Two places there drop it, and
+        # the loop reads on: a finalizer (a received batch's connection closed in __del__:
+        # Python prints the error as unraisable), and threading.Condition.notify, which
+        # swallows a RuntimeError raised while it wakes a waiter (CPython gh-92530), as the
+        # index queue's put() does. So the handler's check is wrapped to record what each of
+        # its raises interrupted; one that does not reach this loop was dropped there.
+        check = signal_handling._error_if_any_worker_fails
+        raised_in_frames = []
 
-        def unraisable(info):
-            if isinstance(info.exc_value, RuntimeError) and "DataLoader worker" in str(info.exc_value):
-                result["lost_in"].append(getattr(info.object, "__qualname__", type(info.object).__name__))
-            print_unraisable(info)
+        def recorded_check():
+            try:
+                check()
+            except RuntimeError:
+                # Frame 1 is torch's handler; frame 2 is what the signal interrupted.
+                code = sys._getframe(2).f_code
+                raised_in_frames.append(getattr(code, "co_qualname", code.co_name))
+                raise
 
-        sys.unraisablehook = unraisable
+        signal_handling._error_if_any_worker_fails = recorded_check
         # The kill is inside the try: the handler may raise at the very next bytecode.
         where = "busy"
         try:
@@ -430,13 +440,15 @@ def run_idle_death(start_method, workdir):
         except RuntimeError as error:
             result["raised_in"] = where
             result["type"], result["message"] = error_text(error)
+        # The raise caught above was the last; any other was dropped where it was raised.
+        result["lost_in"] = raised_in_frames[:-1] if result["raised_in"] else raised_in_frames
         # No shutdown: torch's may hang after a death raised inside a put() (run_isolated); the
         # process group goes instead.
         return result
 
-    # A death dropped in a finalizer, or one that came only after the busy epoch ran out, says
-    # nothing of torch's rule: run the case again, and say so, only on that evidence. A worker
-    # dead before the loop's end with no error raised still fails.
+    # A death dropped where torch raised it, or one that came only after the busy epoch ran
+    # out, says nothing of torch's rule: run the case again, and say so, only on that evidence.
+    # A worker dead before the loop's end with no error raised, or dropped, still fails.
     for attempt in range(1, ERROR_CASE_ATTEMPTS + 1):
         result = run_isolated("idle_death_" + start_method, run, workdir)
         if result["lost_in"]:
