@@ -448,7 +448,7 @@ def run_idle_death(start_method, workdir):
 
     # A death dropped where torch raised it, or one that came only after the busy epoch ran
     # out, says nothing of torch's rule: run the case again, and say so, only on that evidence.
-    # A worker dead before the loop's end with no error raised, or dropped, still fails.
+    # A worker dead before the loop's end that torch never raised at all still fails.
     for attempt in range(1, ERROR_CASE_ATTEMPTS + 1):
         result = run_isolated("idle_death_" + start_method, run, workdir)
         if result["lost_in"]:
