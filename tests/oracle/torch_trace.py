@@ -387,8 +387,8 @@ class BusyDataset(Dataset):
 def run_idle_death(start_method, workdir):
     """Torch's SIGCHLD handler watches every live worker of every loader: a persistent loader
     ("idle") is read for 3 batches and left idle, a second one ("busy") is read, and worker 1
-    of the idle one is SIGKILLed. Records where the error was raised, its first line, and how
-    many batches the busy loop got between the kill and the error."""
+    of the idle one is SIGKILLed. Records where the error was raised, its first line, how many
+    batches the busy loop got between the kill and the error, and where torch dropped a raise."""
     log_path = os.path.join(workdir, "idle-death.log")
 
     def run():
@@ -404,7 +404,7 @@ def run_idle_death(start_method, workdir):
         next(busy_iterator)
         result = {"start_method": start_method, "pid": pid, "busy_batches": len(busy),
                   "raised_in": None, "type": None, "message": "no error",
-                  "busy_batches_after_kill": 0, "lost_in": []}
+                  "busy_batches_after_kill": 0}
         # Torch's SIGCHLD handler raises a worker's death once (it forgets the loader's pids as
         # it raises), at whatever bytecode the main thread is at. Two places there drop it, and
         # the loop reads on: a finalizer (a received batch's connection closed in __del__:
